@@ -1,0 +1,21 @@
+"""dpbench: benchmark differentially private best-subset (variable) selection.
+
+The host: plugin hooks (:mod:`dpbench.hookspecs`), the shared score
+(:mod:`dpbench.score`), log-space mechanism utilities (:mod:`dpbench.mechanisms`),
+seeding (:mod:`dpbench.seeding`), the runner, the results store and the CLI.
+"""
+
+from .api import (DP_TYPES, REPLACE_ONE, Dataset, DatasetArrays, Draws, Generator, OracleResult,
+                  OracleSession, Param, Selector, Solver, Trial)
+from .errors import DPBenchError, UnknownNameError, UserInputError
+from .hookspecs import hookimpl
+from .problem import Problem, as_support
+from .score import RidgeScore, sensitivity
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DP_TYPES", "REPLACE_ONE", "Dataset", "DatasetArrays", "Draws", "Generator", "OracleResult",
+    "OracleSession", "Param", "Selector", "Solver", "Trial", "DPBenchError", "UnknownNameError",
+    "UserInputError", "hookimpl", "Problem", "as_support", "RidgeScore", "sensitivity",
+]

@@ -1,0 +1,67 @@
+"""Generator ``toeplitz``: the simulation design of the NeurIPS 2025 / ICLR-workshop papers.
+
+design.md section 8: rows of X are N(0, Sigma) with Sigma_ij = rho^|i-j|, the true
+coefficients are beta*_j = 1/sqrt(s) on the s spread-out (1-based) indices 1, 3, ..., 2s-1,
+and the noise is rescaled so that ||X beta*||^2 / ||e||^2 equals the SNR exactly.
+"""
+
+import numpy as np
+from scipy.signal import lfilter
+
+from dpbench import Generator, Param, Problem, UserInputError, hookimpl
+
+
+def toeplitz_rows(rng: np.random.Generator, n: int, p: int, rho: float) -> np.ndarray:
+    """n rows of N(0, Sigma), Sigma_ij = rho^|i-j|, without forming the p x p matrix.
+
+    A stationary AR(1) recursion along the columns, x_1 = z_1 and
+    x_j = rho x_{j-1} + sqrt(1 - rho^2) z_j, has exactly that covariance.
+
+    Returns
+    -------
+    ndarray of shape (n, p)
+    """
+    if not -1 < rho < 1:
+        raise UserInputError(f"rho = {rho} must lie in (-1, 1)")
+    z = rng.standard_normal((n, p))
+    scale = np.sqrt(1.0 - rho * rho)
+    z[:, 0] /= scale  # so that x_1 = z_1 has unit variance
+    return lfilter([scale], [1.0, -rho], z, axis=1)
+
+
+class Toeplitz(Generator):
+    """Toeplitz-correlated Gaussian design with a spread-out support (design.md section 8)."""
+
+    name = "toeplitz"
+    summary = "rows N(0, rho^|i-j|), beta* = 1/sqrt(s) on indices 1,3,..,2s-1, exact SNR (NeurIPS 2025 design)"
+    params = {
+        "n": Param(200, "number of rows", int),
+        "p": Param(20, "number of features", int),
+        "s": Param(3, "sparsity level", int),
+        "rho": Param(0.1, "correlation rho of Sigma_ij = rho^|i-j|", float),
+        "snr": Param(5.0, "signal-to-noise ratio ||X beta*||^2 / ||e||^2", float),
+    }
+
+    def generate(self, rng):
+        c = self.config
+        n, p, s, snr = c["n"], c["p"], c["s"], c["snr"]
+        if not 1 <= s < p:
+            raise UserInputError(f"sparsity level s = {s} must satisfy 1 <= s < p = {p}")
+        if 2 * s - 1 > p:
+            raise UserInputError(f"toeplitz puts the support on indices 1,3,..,2s-1 = {2 * s - 1}; "
+                                 f"need p >= 2s - 1 (got p = {p}, s = {s})")
+        if n < 2:
+            raise UserInputError(f"n = {n}: need at least 2 rows")
+        if not snr > 0:
+            raise UserInputError(f"snr = {snr} must be positive")
+        X = toeplitz_rows(rng, n, p, c["rho"])
+        support = np.arange(0, 2 * s, 2)
+        signal = X[:, support].sum(axis=1) / np.sqrt(s)
+        e = rng.standard_normal(n)
+        e *= np.sqrt((signal @ signal) / (snr * (e @ e)))
+        return Problem(X, signal + e, s, true_support=support, name=self.name, provenance=self.setting())
+
+
+@hookimpl
+def dpbench_generators():
+    return [Toeplitz]
