@@ -123,3 +123,43 @@ class Problem:
             y=np.clip(self.y, -b_y, b_y),
             provenance={**self.provenance, "clipped": {"b_x": b_x, "b_y": b_y}},
         )
+
+
+def add_noise_at_snr(rng: np.random.Generator, signal, snr: float) -> np.ndarray:
+    """Return ``signal + e`` with Gaussian noise rescaled to an exact signal-to-noise ratio.
+
+    ``e`` is drawn as n standard normals from ``rng`` and multiplied by the scalar that makes
+    ``||signal||^2 / ||e||^2 = snr`` hold exactly (not only in expectation): the noise model
+    of the NeurIPS 2025 simulations (design.md section 8), shared by the ``toeplitz`` and
+    ``planted`` generators.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the n standard normal draws (consumes exactly n of them).
+    signal : array_like of shape (n,)
+        The noiseless response ``X beta*``.
+    snr : float
+        Target ratio ``||X beta*||^2 / ||e||^2``, > 0.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The response ``y = signal + e``.
+
+    Raises
+    ------
+    UserInputError
+        If ``snr`` is not positive and finite, or the signal is identically zero (no noise
+        scale gives a positive ratio).
+    """
+    signal = np.asarray(signal, dtype=np.float64).ravel()
+    if not (np.isfinite(snr) and snr > 0):
+        raise UserInputError(f"snr = {snr} must be positive and finite")
+    power = float(signal @ signal)
+    if not power > 0:
+        raise UserInputError("the planted signal X beta* is identically zero, so no noise level gives "
+                             "the requested SNR; choose columns that are not constant")
+    e = rng.standard_normal(signal.shape[0])
+    e *= np.sqrt(power / (snr * (e @ e)))
+    return signal + e

@@ -9,6 +9,7 @@ import numpy as np
 from scipy.signal import lfilter
 
 from dpbench import Generator, Param, Problem, UserInputError, hookimpl
+from dpbench.problem import add_noise_at_snr
 
 
 def toeplitz_rows(rng: np.random.Generator, n: int, p: int, rho: float) -> np.ndarray:
@@ -57,9 +58,8 @@ class Toeplitz(Generator):
         X = toeplitz_rows(rng, n, p, c["rho"])
         support = np.arange(0, 2 * s, 2)
         signal = X[:, support].sum(axis=1) / np.sqrt(s)
-        e = rng.standard_normal(n)
-        e *= np.sqrt((signal @ signal) / (snr * (e @ e)))
-        return Problem(X, signal + e, s, true_support=support, name=self.name, provenance=self.setting())
+        y = add_noise_at_snr(rng, signal, snr)
+        return Problem(X, y, s, true_support=support, name=self.name, provenance=self.setting())
 
 
 @hookimpl
