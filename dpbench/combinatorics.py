@@ -6,6 +6,7 @@ are Python integers or log-binomials, enumeration streams fixed-size chunks.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -36,13 +37,27 @@ def log_binom(n, k):
 
 
 def _combinations_array(p: int, k: int) -> np.ndarray:
-    """All k-combinations of range(p) in lexicographic order, shape (C(p, k), k)."""
+    """All k-combinations of range(p) in lexicographic order, shape (C(p, k), k).
+
+    Built column by column with numpy (each (j-1)-combination followed by every admissible
+    next element), which keeps lexicographic order without a Python loop per row.
+    """
     if k == 0:
         return np.zeros((1, 0), dtype=np.int64)
-    count = math.comb(p, k)
-    out = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(p), k)),
-                      dtype=np.int64, count=count * k)
-    return out.reshape(count, k)
+    if k > p:
+        return np.zeros((0, k), dtype=np.int64)
+    # column j (0-based) ranges up to p - k + j so that the row can still be completed
+    cur = np.arange(p - k + 1, dtype=np.int64)[:, None]
+    for j in range(1, k):
+        last = cur[:, -1]
+        cnt = (p - k + j) - last
+        rows = np.repeat(np.arange(len(cur)), cnt)
+        offs = np.arange(len(rows)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        nxt = np.empty((len(rows), j + 1), dtype=np.int64)
+        nxt[:, :j] = cur[rows]
+        nxt[:, j] = last[rows] + 1 + offs
+        cur = nxt
+    return cur
 
 
 def iter_supports(p: int, s: int, chunk_size: int = 200_000):
@@ -53,44 +68,52 @@ def iter_supports(p: int, s: int, chunk_size: int = 200_000):
     p, s : int
         Number of features and sparsity level (``1 <= s <= p``).
     chunk_size : int
-        Target number of supports per chunk; memory is O(chunk_size * s), independent of
-        C(p, s).
+        Number of supports per chunk; memory is O(chunk_size * s), independent of C(p, s).
 
     Yields
     ------
     ndarray of shape (m, s), int64
-        Consecutive blocks of supports, each row sorted ascending; ``m <= 2 * chunk_size``.
+        Consecutive blocks of supports, each row sorted ascending; every block but the last
+        has exactly ``m = chunk_size`` rows. Each block is a new array (consumers may keep it).
 
     Notes
     -----
     The last ``k`` indices of a support range over a lexicographically sorted table of
     k-combinations; those whose first element exceeds the prefix's last index form a
-    contiguous tail of that table, so each prefix contributes one slice (no Python loop
-    per support).
+    contiguous tail of that table, so each prefix contributes one slice copied straight
+    into the output block (no Python loop per support, no concatenation).
     """
+    if s == 0:
+        yield np.zeros((1, 0), dtype=np.int64)
+        return
+    if s > p:
+        return
     k = s
-    while k > 0 and math.comb(p, k) > _SUFFIX_TABLE:
+    while k > 1 and math.comb(p, k) > _SUFFIX_TABLE:
         k -= 1
-    k = max(k, min(s, 1))
+    h = s - k
     table = _combinations_array(p, k)
+    n_tab = len(table)
     # start[m] = first row of the table whose first element is >= m
-    start = np.searchsorted(table[:, 0], np.arange(p + 1), side="left") if k else None
-    buf, size = [], 0
-    for prefix in itertools.combinations(range(p), s - k):
-        lo = start[prefix[-1] + 1] if prefix else 0
-        tail = table[lo:]
-        if not len(tail):
-            continue
-        block = np.empty((len(tail), s), dtype=np.int64)
-        block[:, : s - k] = prefix
-        block[:, s - k :] = tail
-        buf.append(block)
-        size += len(block)
-        if size >= chunk_size:
-            yield np.concatenate(buf)
-            buf, size = [], 0
-    if buf:
-        yield np.concatenate(buf)
+    start = np.searchsorted(table[:, 0], np.arange(p + 1), side="left").tolist()
+    chunk = max(1, int(chunk_size))
+    out = np.empty((min(chunk, math.comb(p, s)), s), dtype=np.int64)
+    pos = 0
+    for prefix in itertools.combinations(range(p), h):
+        lo = start[prefix[-1] + 1] if h else 0
+        while lo < n_tab:
+            m = min(n_tab - lo, chunk - pos)
+            if h:
+                out[pos : pos + m, :h] = prefix
+            out[pos : pos + m, h:] = table[lo : lo + m]
+            pos += m
+            lo += m
+            if pos == chunk:
+                yield out
+                out = np.empty((chunk, s), dtype=np.int64)
+                pos = 0
+    if pos:
+        yield out[:pos]
 
 
 def uniform_supports(rng: np.random.Generator, p: int, s: int, size: int) -> np.ndarray:
@@ -167,8 +190,15 @@ def support_ids(supports, p: int) -> np.ndarray:
     s = S.shape[1]
     if math.comb(p, s) >= 2**63:
         raise OverflowError(f"C({p}, {s}) does not fit in int64; support ids unavailable")
+    return _colex_table(p, s)[S, np.arange(s)].sum(axis=1)
+
+
+@functools.lru_cache(maxsize=16)
+def _colex_table(p: int, s: int) -> np.ndarray:
+    """Read-only (p, s) table of C(v, i + 1) for support_ids (cached: MCMC calls it per step)."""
     table = np.array([[math.comb(v, i + 1) for i in range(s)] for v in range(p)], dtype=np.int64)
-    return table[S, np.arange(s)].sum(axis=1)
+    table.setflags(write=False)
+    return table
 
 
 def unrank_support(rank: int, p: int, s: int) -> np.ndarray:

@@ -10,6 +10,7 @@ neighbourhood.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -85,12 +86,12 @@ def solve_blocks(G, c, yy, r, *, lam_added=True):
     Notes
     -----
     With ``beta_0 = G^{-1} c``: if ``||beta_0|| <= r`` it is optimal and
-    ``R = y^T y - c^T beta_0``. Otherwise the constraint is active and
-    ``beta = (G + mu I)^{-1} c`` with ``mu > 0`` the root of the secular equation
-    ``||(G + mu I)^{-1} c|| = r`` (Moré & Sorensen 1983), found by a safeguarded Newton
-    iteration on ``1/||beta(mu)|| - 1/r`` in the eigenbasis of G. Singular G (lam = 0,
-    collinear columns or n < s) takes the same eigen path, with the minimum-norm
-    least-squares solution at mu = 0.
+    ``R = y^T y - c^T beta_0 = y^T y - ||L^{-1} c||^2`` (``G = L L^T``). Otherwise the
+    constraint is active and ``beta = (G + mu I)^{-1} c`` with ``mu > 0`` the root of the
+    secular equation ``||(G + mu I)^{-1} c|| = r`` (Moré & Sorensen 1983), found by a
+    safeguarded Newton iteration on ``1/||beta(mu)|| - 1/r`` in the eigenbasis of G.
+    Singular G (lam = 0, collinear columns or n < s) takes the same eigen path, with the
+    minimum-norm least-squares solution at mu = 0.
     """
     G = np.asarray(G, dtype=np.float64)
     c = np.asarray(c, dtype=np.float64)
@@ -114,40 +115,132 @@ def solve_blocks(G, c, yy, r, *, lam_added=True):
     return scores, beta
 
 
-def _batched_cholesky_solve(G, c):
-    """Solve G beta = c for a stack of small SPD matrices, vectorised over the batch.
+# Largest s handled by the component-major Cholesky below; beyond it the O(s^3) Python-level
+# loop costs more than numpy's stacked LAPACK calls.
+_CM_MAX_S = 12
+# Supports per inner block of the component-major kernel: each of its (block,) vectors is
+# 32 kB, so the whole working set (about (s^2 + 3 s) vectors) stays in the L2 cache instead
+# of streaming every intermediate through main memory.
+_CM_BLOCK = 4096
 
-    numpy's stacked LAPACK calls cost about a microsecond per matrix; for the small s of
-    best-subset selection a Cholesky written as O(s^3) vector operations over the batch is
-    several times faster. Returns (beta, positive_definite_mask) or None for large s.
+
+@functools.lru_cache(maxsize=None)
+def _tri_layout(s):
+    """Row-major lower-triangle layout: (I, J) index arrays and pos[i][j] -> row (i >= j)."""
+    I, J = np.tril_indices(s)
+    pos = [[-1] * s for _ in range(s)]
+    for t, (i, j) in enumerate(zip(I.tolist(), J.tolist())):
+        pos[i][j] = t
+    diag = np.array([pos[j][j] for j in range(s)])
+    return I, J, pos, diag
+
+
+def _cm_cholesky_solve(T, C):
+    """In-place Cholesky solve of many SPD systems stored component-major.
+
+    Parameters
+    ----------
+    T : ndarray of shape (s (s + 1) / 2, b)
+        Lower triangle of each ``G = X_S^T X_S + lam I``, row ``pos[i][j]`` holding
+        ``G_ij`` (i >= j) for all b systems. Overwritten by the Cholesky factor L.
+    C : ndarray of shape (s, b)
+        Right-hand sides ``c``. Overwritten by ``beta_0 = G^{-1} c``.
+
+    Returns
+    -------
+    zz : ndarray of shape (b,)
+        ``c^T G^{-1} c = ||L^{-1} c||^2``, so that ``R = y^T y - zz`` when unconstrained.
+    norm2 : ndarray of shape (b,)
+        ``||beta_0||^2``.
+    good : ndarray of shape (b,), bool
+        False where a pivot fell below ``1e-12 * trace(G)`` (numerically singular); the
+        other outputs are meaningless there and the caller takes the eigen path.
+
+    Notes
+    -----
+    Every operation is one numpy ufunc call over the b systems (vectorised over the batch,
+    O(s^3) calls), writing into preallocated buffers; numpy's stacked LAPACK costs about a
+    microsecond per matrix instead.
+    """
+    s, b = C.shape
+    _, _, pos, diag = _tri_layout(s)
+    tmp = np.empty(b)
+    inv = np.empty((s, b))
+    good = np.ones(b, dtype=bool)
+    thr = T[diag].sum(axis=0)
+    np.abs(thr, out=thr)
+    np.maximum(thr, 1e-300, out=thr)
+    thr *= 1e-12
+    flag = np.empty(b, dtype=bool)
+    for j in range(s):
+        row_j = pos[j]
+        d = T[row_j[j]]
+        for k in range(j):
+            np.multiply(T[row_j[k]], T[row_j[k]], out=tmp)
+            np.subtract(d, tmp, out=d)
+        # A relative pivot threshold catches numerically singular blocks; they go to the
+        # eigen path, which handles rank deficiency exactly. Clamping keeps the rest finite.
+        np.greater(d, thr, out=flag)
+        np.logical_and(good, flag, out=good)
+        np.maximum(d, thr, out=d)
+        np.sqrt(d, out=d)
+        np.divide(1.0, d, out=inv[j])
+        for i in range(j + 1, s):
+            row_i = pos[i]
+            e = T[row_i[j]]
+            for k in range(j):
+                np.multiply(T[row_i[k]], T[row_j[k]], out=tmp)
+                np.subtract(e, tmp, out=e)
+            np.multiply(e, inv[j], out=e)
+    # forward substitution L z = c (in place in C)
+    zz = np.zeros(b)
+    for i in range(s):
+        zi = C[i]
+        row_i = pos[i]
+        for k in range(i):
+            np.multiply(T[row_i[k]], C[k], out=tmp)
+            np.subtract(zi, tmp, out=zi)
+        np.multiply(zi, inv[i], out=zi)
+        np.multiply(zi, zi, out=tmp)
+        np.add(zz, tmp, out=zz)
+    # back substitution L^T beta = z (in place in C)
+    norm2 = np.zeros(b)
+    for i in reversed(range(s)):
+        xi = C[i]
+        for k in range(i + 1, s):
+            np.multiply(T[pos[k][i]], C[k], out=tmp)
+            np.subtract(xi, tmp, out=xi)
+        np.multiply(xi, inv[i], out=xi)
+        np.multiply(xi, xi, out=tmp)
+        np.add(norm2, tmp, out=norm2)
+    return zz, norm2, good
+
+
+def _batched_cholesky_solve(G, c):
+    """Solve G beta = c for a stack of small SPD matrices (B, s, s), vectorised over the batch.
+
+    Returns (beta (B, s), positive_definite_mask (B,)), or None when a large-s LAPACK
+    factorisation fails.
     """
     B, s = c.shape
-    if s > 12:
+    if s > _CM_MAX_S:
         try:
             L = np.linalg.cholesky(G)
         except np.linalg.LinAlgError:
             return None
         z = np.linalg.solve(L, c[..., None])
         return np.linalg.solve(np.swapaxes(L, 1, 2), z)[..., 0], np.ones(B, dtype=bool)
-    L = np.zeros((s, s, B))
-    good = np.ones(B, dtype=bool)
-    scale = np.maximum(np.abs(np.einsum("bii->b", G)), 1e-300)
-    for j in range(s):
-        d = G[:, j, j] - sum(L[j, k] * L[j, k] for k in range(j))
-        # A relative pivot threshold catches numerically singular blocks; they go to the
-        # eigen path, which handles rank deficiency exactly.
-        good &= d > 1e-12 * scale
-        d = np.sqrt(np.where(good, d, 1.0))
-        L[j, j] = d
-        for i in range(j + 1, s):
-            L[i, j] = (G[:, i, j] - sum(L[i, k] * L[j, k] for k in range(j))) / d
-    z = np.empty((s, B))
-    for i in range(s):
-        z[i] = (c[:, i] - sum(L[i, k] * z[k] for k in range(i))) / L[i, i]
-    x = np.empty((s, B))
-    for i in reversed(range(s)):
-        x[i] = (z[i] - sum(L[k, i] * x[k] for k in range(i + 1, s))) / L[i, i]
-    return x.T.copy(), good
+    I, J, _, _ = _tri_layout(s)
+    beta = np.empty((B, s))
+    good = np.empty(B, dtype=bool)
+    with np.errstate(all="ignore"):
+        for a in range(0, B, _CM_BLOCK):
+            sl = slice(a, a + _CM_BLOCK)
+            T = np.ascontiguousarray(G[sl, I, J].T)
+            C = np.ascontiguousarray(c[sl].T)
+            _, _, good[sl] = _cm_cholesky_solve(T, C)
+            beta[sl] = C.T
+    return beta, good
 
 
 def _eigen_trust_region(G, c, yy, r, iters=100):
@@ -249,6 +342,8 @@ class RidgeScore:
             raise UserInputError(f"unknown gram mode {gram!r}; use 'auto', 'full' or 'columns'")
         self.gram_mode = gram
         self._G = self.X.T @ self.X if gram == "full" else None
+        # Raveled view for the flat-index gather of the lower triangles in _solve.
+        self._Gflat = self._G.ravel() if self._G is not None else None
 
     def gram(self, rows, cols) -> np.ndarray:
         """Entries of X^T X (no ridge): ``G[rows][:, cols]`` of shape (len(rows), len(cols))."""
@@ -276,15 +371,78 @@ class RidgeScore:
 
     def solve(self, supports) -> tuple[np.ndarray, np.ndarray]:
         """Scores (B,) and minimisers (B, s) of a batch of supports (B, s)."""
-        S = np.asarray(supports, dtype=np.int64)
-        if S.ndim == 1:
-            S = S[None, :]
-        G, c = self.blocks(S)
-        return solve_blocks(G, c, self.yy, self.r)
+        return self._solve(_as_supports(supports), want_beta=True)
 
     def __call__(self, supports) -> np.ndarray:
         """Scores R(S, D) of a batch of supports: (B, s) int array in, (B,) floats out.
 
         A single support of shape (s,) gives an array of shape (1,).
         """
-        return self.solve(supports)[0]
+        return self._solve(_as_supports(supports), want_beta=False)[0]
+
+    def _gather_cm(self, S, T, C):
+        """Fill T (s(s+1)/2, b) with the lower triangles of ``X_S^T X_S + lam I`` and C (s, b)
+        with ``X_S^T y``, component-major (see :func:`_cm_cholesky_solve`)."""
+        b, s = S.shape
+        I, J, _, diag = _tri_layout(s)
+        ST = np.ascontiguousarray(S.T)
+        if self._Gflat is not None:
+            # Only the s(s+1)/2 lower-triangle entries are gathered, by flat index into the
+            # raveled Gram matrix, straight into the layout the kernel wants.
+            idx = ST[I]
+            idx *= self.p
+            idx += ST[J]
+            np.take(self._Gflat, idx, out=T)
+        else:
+            G = np.empty((b, s, s))
+            step = max(1, _GATHER_BYTES // (8 * self.n * s))
+            for a in range(0, b, step):
+                XS = self.X[:, S[a : a + step]]  # (n, step, s)
+                G[a : a + step] = np.einsum("nbi,nbj->bij", XS, XS)
+            T[...] = G[:, I, J].T
+        if self.lam:
+            T[diag] += self.lam
+        np.take(self.c, ST, out=C)
+
+    def _solve(self, S, want_beta):
+        """Scores and (optionally) minimisers of supports S (B, s); see :func:`solve_blocks`."""
+        B, s = S.shape
+        if s > _CM_MAX_S or B == 0:
+            G, c = self.blocks(S)
+            return solve_blocks(G, c, self.yy, self.r)
+        scores = np.empty(B)
+        beta = np.empty((B, s)) if want_beta else None
+        ok = np.empty(B, dtype=bool)
+        r2 = self.r * self.r
+        ntri = s * (s + 1) // 2
+        with np.errstate(all="ignore"):
+            for a in range(0, B, _CM_BLOCK):
+                Sb = S[a : a + _CM_BLOCK]
+                b = Sb.shape[0]
+                T = np.empty((ntri, b))
+                C = np.empty((s, b))
+                self._gather_cm(Sb, T, C)
+                zz, norm2, good = _cm_cholesky_solve(T, C)
+                np.subtract(self.yy, zz, out=scores[a : a + b])
+                okb = ok[a : a + b]
+                np.less_equal(norm2, r2, out=okb)
+                np.logical_and(okb, good, out=okb)
+                if want_beta:
+                    beta[a : a + b] = C.T
+        rest = np.flatnonzero(~ok)
+        if rest.size:
+            # Active l2 constraint or numerically singular block: the exact eigen path.
+            G, c = self.blocks(S[rest])
+            sc, be = _eigen_trust_region(G, c, self.yy, self.r)
+            scores[rest] = sc
+            if want_beta:
+                beta[rest] = be
+        return scores, beta
+
+
+def _as_supports(supports) -> np.ndarray:
+    """Supports as a (B, s) int64 array (a single support of shape (s,) becomes (1, s))."""
+    S = np.asarray(supports, dtype=np.int64)
+    if S.ndim == 1:
+        S = S[None, :]
+    return S
