@@ -252,6 +252,8 @@ class Selector(Configurable):
     dp_type: ClassVar[str] = "pure"
     neighbouring: ClassVar[str] = REPLACE_ONE
     reference: ClassVar[str] = ""
+    #: True if the selector calls the best-subset oracle (so the run's solver is checked up front).
+    uses_oracle: ClassVar[bool] = False
 
     def prepare(self, trial: Trial, rng: np.random.Generator) -> Any:
         """Epsilon-independent work for one trial (enumeration, oracle calls, ...)."""
