@@ -1,0 +1,394 @@
+"""Reading user data files and shipped data sets into arrays a :class:`Problem` accepts.
+
+Formats: CSV / TSV (optionally gzipped; stdlib ``csv``, header row required), Parquet
+(needs pyarrow: ``pip install dpbench[parquet]``) and NumPy ``.npz`` (keys ``X``, ``y``,
+optional ``feature_names``; always read with ``allow_pickle=False``).
+
+Preprocessing is explicit (:data:`STANDARDIZE_MODES`). Centring and scaling use the data
+themselves (column means and standard deviations), so they are **not** differentially
+private: the privacy guarantee of a selector then covers selection on the preprocessed
+data only. :func:`standardize_arrays` returns a notice saying so, for the CLI to print.
+Every malformed input raises :class:`UserInputError` with a one-line message naming the
+problem (row, column, file) and the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import UserInputError
+
+#: Preprocessing options for ``--standardize``.
+#: ``none``: the data as given; ``center``: subtract the column means of X and the mean of
+#: y; ``standardize``: centre, then divide each column of X and y by its standard deviation
+#: (population, ddof = 0; a constant column is left at zero).
+STANDARDIZE_MODES = ("none", "center", "standardize")
+
+NOT_PRIVATE_NOTICE = ("this preprocessing uses the data (means{sd}) and is NOT differentially private; "
+                      "the privacy guarantee covers only the selection on the preprocessed data")
+
+_MISSING_TOKENS = {"", "na", "nan", "null", "none", "n/a", "#n/a", "?"}
+_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet",
+             ".npz": "npz"}
+
+
+@dataclass
+class Table:
+    """A loaded data file: design, response and names, plus what was done to them.
+
+    Unpacks as ``X, y, feature_names = table``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p), float64
+        Design matrix (all columns except the target).
+    y : ndarray of shape (n,), float64, or None
+        The target column (None when no target was asked for).
+    feature_names : list of str, length p
+    target : str or None
+        Name of the target column.
+    standardize : {"none", "center", "standardize"}
+        Preprocessing applied.
+    notice : str or None
+        Human-readable note for the user when the preprocessing used the data (not private).
+    provenance : dict
+        File path, format, sha256 of the file, standardisation.
+    """
+
+    X: np.ndarray
+    y: np.ndarray | None
+    feature_names: list[str]
+    target: str | None = None
+    standardize: str = "none"
+    notice: str | None = None
+    provenance: dict = field(default_factory=dict)
+
+    def __iter__(self):
+        return iter((self.X, self.y, self.feature_names))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def _list_names(names, limit=20) -> str:
+    names = list(names)
+    shown = ", ".join(repr(str(c)) for c in names[:limit])
+    return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
+
+
+def check_finite(X: np.ndarray, y: np.ndarray | None, feature_names, target, where: str) -> None:
+    """Raise UserInputError naming the first row/column holding NaN or inf.
+
+    Rows are reported 1-based (data rows, header excluded).
+    """
+    if X.size and not np.all(np.isfinite(X)):
+        r, c = np.argwhere(~np.isfinite(X))[0]
+        kind = "a missing value (NaN)" if np.isnan(X[r, c]) else "an infinite value"
+        raise UserInputError(f"{where}: {kind} at data row {r + 1}, column {feature_names[c]!r}; "
+                             "impute or drop the rows with missing values first")
+    if y is not None and not np.all(np.isfinite(y)):
+        r = int(np.flatnonzero(~np.isfinite(y))[0])
+        kind = "a missing value (NaN)" if np.isnan(y[r]) else "an infinite value"
+        raise UserInputError(f"{where}: {kind} at data row {r + 1}, target column {target!r}; "
+                             "impute or drop the rows with missing values first")
+
+
+def standardize_arrays(X: np.ndarray, y: np.ndarray | None, mode: str = "none"):
+    """Apply the preprocessing ``mode`` (see :data:`STANDARDIZE_MODES`) to X and y.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+    y : ndarray of shape (n,) or None
+    mode : {"none", "center", "standardize"}
+
+    Returns
+    -------
+    X : ndarray of shape (n, p), float64 (a new array unless ``mode == "none"``)
+    y : ndarray of shape (n,) or None
+    notice : str or None
+        Says that the preprocessing used the data and is not private (None for "none").
+        With "standardize", also names constant columns (left at zero).
+
+    Raises
+    ------
+    UserInputError
+        For an unknown mode.
+    """
+    if mode not in STANDARDIZE_MODES:
+        raise UserInputError(f"--standardize {mode!r} is not an option; use one of {', '.join(STANDARDIZE_MODES)}")
+    X = np.asarray(X, dtype=np.float64)
+    y = None if y is None else np.asarray(y, dtype=np.float64)
+    if mode == "none":
+        return X, y, None
+    X = X - X.mean(axis=0)
+    if y is not None:
+        y = y - y.mean()
+    if mode == "center":
+        return X, y, "centred X and y with their sample means: " + NOT_PRIVATE_NOTICE.format(sd="")
+    sd = X.std(axis=0)
+    const = np.flatnonzero(sd == 0)
+    X = X / np.where(sd == 0, 1.0, sd)
+    if y is not None:
+        sy = y.std()
+        if sy > 0:
+            y = y / sy
+    note = ("standardised X and y with their sample means and standard deviations: "
+            + NOT_PRIVATE_NOTICE.format(sd=" and standard deviations"))
+    if const.size:
+        note += f"; {const.size} constant column(s) left at zero (first: column {const[0]})"
+    return X, y, note
+
+
+def read_npz_verified(data: bytes, sha256: str | None, label: str) -> dict[str, np.ndarray]:
+    """Load a ``.npz`` archive from bytes after checking its SHA-256 (no pickle).
+
+    Parameters
+    ----------
+    data : bytes
+        The file contents.
+    sha256 : str or None
+        Expected hex digest; None skips the check.
+    label : str
+        What the file is (for messages).
+
+    Returns
+    -------
+    dict of str -> ndarray
+
+    Raises
+    ------
+    UserInputError
+        On a checksum mismatch (the file was changed or truncated) or an unreadable archive.
+    """
+    if sha256 is not None:
+        got = sha256_bytes(data)
+        if got != sha256.lower():
+            raise UserInputError(
+                f"{label}: sha256 {got[:16]}... does not match the recorded {sha256[:16]}...; the shipped "
+                "file is corrupt or was modified; reinstall dpbench (pip install --force-reinstall dpbench)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except ValueError as exc:
+        raise UserInputError(f"{label}: cannot read the .npz archive without pickle ({exc}); "
+                             "store only numeric arrays and a string array of names") from None
+    except Exception as exc:  # noqa: BLE001 - zipfile / format errors
+        raise UserInputError(f"{label}: not a readable .npz archive ({type(exc).__name__}: {exc})") from None
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def _format_of(path: Path, fmt: str | None) -> tuple[str, bool]:
+    if fmt is not None:
+        if fmt not in ("csv", "tsv", "parquet", "npz"):
+            raise UserInputError(f"format {fmt!r} is not supported; use csv, tsv, parquet or npz")
+        return fmt, path.suffix.lower() == ".gz"
+    suffixes = [s.lower() for s in path.suffixes]
+    gz = bool(suffixes) and suffixes[-1] == ".gz"
+    ext = suffixes[-2] if gz and len(suffixes) >= 2 else (suffixes[-1] if suffixes else "")
+    if ext not in _SUFFIXES or (gz and _SUFFIXES[ext] not in ("csv", "tsv")):
+        raise UserInputError(f"{path}: unknown file type {''.join(path.suffixes) or '(no extension)'!r}; "
+                             "use .csv, .tsv (optionally .gz), .parquet or .npz")
+    return _SUFFIXES[ext], gz
+
+
+def _parse_cell(text: str):
+    t = text.strip()
+    if t.lower() in _MISSING_TOKENS:
+        return math.nan
+    return float(t)
+
+
+def _read_csv(raw: bytes, path: Path, delimiter: str, target: str | None):
+    text = raw.decode("utf-8-sig", errors="strict") if raw else ""
+    if not text.strip():
+        raise UserInputError(f"{path}: the file is empty; give a header row of column names and data rows")
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    header = None
+    for header in reader:
+        if any(h.strip() for h in header):
+            break
+    header = [h.strip() for h in header]
+    if len(set(header)) != len(header):
+        dup = next(h for h in header if header.count(h) > 1)
+        raise UserInputError(f"{path}: column name {dup!r} appears twice in the header; rename one")
+    if target is not None and target not in header:
+        raise UserInputError(f"{path}: no column named {target!r} for --target; available columns: "
+                             f"{_list_names(header)}")
+    rows = []
+    for row in reader:
+        if not row or not any(c.strip() for c in row):
+            continue  # blank lines
+        line = reader.line_num
+        if len(row) != len(header):
+            raise UserInputError(f"{path}, line {line}: {len(row)} fields but the header has {len(header)}; "
+                                 "check the delimiter and quoting")
+        vals = []
+        for j, cell in enumerate(row):
+            try:
+                vals.append(_parse_cell(cell))
+            except ValueError:
+                raise UserInputError(
+                    f"{path}, line {line} (data row {len(rows) + 1}), column {header[j]!r}: non-numeric "
+                    f"value {cell.strip()[:40]!r}; encode categorical columns as numbers (e.g. 0/1) "
+                    "or drop the column") from None
+        rows.append(vals)
+    if not rows:
+        raise UserInputError(f"{path}: a header but no data rows")
+    return header, np.array(rows, dtype=np.float64)
+
+
+def _read_parquet(path: Path, target: str | None):
+    try:
+        import pyarrow.parquet as pq
+        import pyarrow.types as pat
+    except ImportError:
+        raise UserInputError(f"{path}: reading Parquet needs pyarrow; pip install dpbench[parquet] "
+                             "(or convert the file to CSV)") from None
+    try:
+        tab = pq.read_table(path)
+    except Exception as exc:  # noqa: BLE001
+        raise UserInputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+    header = [str(c) for c in tab.column_names]
+    if target is not None and target not in header:
+        raise UserInputError(f"{path}: no column named {target!r} for --target; available columns: "
+                             f"{_list_names(header)}")
+    if tab.num_rows == 0:
+        raise UserInputError(f"{path}: the table has no rows")
+    cols = []
+    for name, col in zip(header, tab.columns):
+        t = col.type
+        if not (pat.is_integer(t) or pat.is_floating(t) or pat.is_boolean(t) or pat.is_decimal(t)):
+            raise UserInputError(f"{path}: column {name!r} has non-numeric type {t}; encode categorical "
+                                 "columns as numbers (e.g. 0/1) or drop the column")
+        arr = np.array(col.to_numpy(zero_copy_only=False), dtype=np.float64)  # nulls -> NaN
+        cols.append(arr)
+    return header, np.column_stack(cols)
+
+
+def _read_npz(raw: bytes, path: Path, target: str | None):
+    z = read_npz_verified(raw, None, str(path))
+    if "X" not in z:
+        raise UserInputError(f"{path}: the .npz archive has no array 'X' (it has: {_list_names(z)}); "
+                             "save it with numpy.savez(path, X=X, y=y, feature_names=names)")
+    try:
+        X = np.asarray(z["X"], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise UserInputError(f"{path}: array 'X' has non-numeric dtype {z['X'].dtype}; store numbers only") from None
+    if X.ndim != 2:
+        raise UserInputError(f"{path}: array 'X' must be 2-D (n x p); it has shape {X.shape}")
+    names = z.get("feature_names")
+    names = [f"x{j}" for j in range(X.shape[1])] if names is None else [str(v) for v in np.ravel(names)]
+    if len(names) != X.shape[1]:
+        raise UserInputError(f"{path}: 'feature_names' has {len(names)} entries but X has {X.shape[1]} columns")
+    y = None
+    tname = None
+    if target in (None, "y") and "y" in z:
+        try:
+            y = np.asarray(z["y"], dtype=np.float64).ravel()
+        except (TypeError, ValueError):
+            raise UserInputError(f"{path}: array 'y' has non-numeric dtype {z['y'].dtype}; store numbers only") from None
+        tname = "y"
+    elif target is not None and target in names:
+        j = names.index(target)
+        y = X[:, j].copy()
+        X = np.delete(X, j, axis=1)
+        names = names[:j] + names[j + 1:]
+        tname = target
+    elif target is not None:
+        raise UserInputError(f"{path}: no target {target!r}: the archive's arrays are {_list_names(z)} and "
+                             f"its feature names {_list_names(names)}; use --target y or a feature name")
+    if y is not None and y.shape[0] != X.shape[0]:
+        raise UserInputError(f"{path}: X has {X.shape[0]} rows but y has {y.shape[0]} entries")
+    if X.shape[0] == 0:
+        raise UserInputError(f"{path}: X has no rows")
+    return X, y, names, tname
+
+
+def load_table(path, target: str | None, standardize: str = "none", *, fmt: str | None = None,
+               delimiter: str | None = None) -> Table:
+    """Read a user data file into a design matrix, a response and column names.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.csv`` / ``.tsv`` / ``.txt`` file (``.gz`` allowed) with a header row, a
+        ``.parquet`` file, or a ``.npz`` archive with arrays ``X`` (n x p), ``y`` (n,)
+        and optionally ``feature_names`` (p strings).
+    target : str or None
+        The response column. For CSV and Parquet, a column name; every other column becomes
+        a feature. For NPZ, ``"y"`` (or None) uses the array ``y``; a name in
+        ``feature_names`` moves that column of X into the response. None for CSV/Parquet
+        gives ``y = None`` (a design matrix only).
+    standardize : {"none", "center", "standardize"}
+        Preprocessing (:func:`standardize_arrays`); anything but "none" uses the data and is
+        not private, which :attr:`Table.notice` states.
+    fmt : {"csv", "tsv", "parquet", "npz"}, optional
+        Override the format guessed from the extension.
+    delimiter : str, optional
+        CSV field separator (default ``","``, or tab for ``.tsv``).
+
+    Returns
+    -------
+    Table
+        Unpacks as ``X, y, feature_names``; ``X`` float64 (n, p), ``y`` float64 (n,).
+
+    Raises
+    ------
+    UserInputError
+        Missing file, unknown extension, empty file, missing target column (the message
+        lists the available columns), non-numeric cell (line, row and column), NaN / inf
+        (row and column), ragged rows, Parquet without pyarrow, NPZ needing pickle.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UserInputError(f"data file {str(path)!r} does not exist (or is not a file); check the path")
+    kind, gz = _format_of(path, fmt)
+    raw = path.read_bytes()
+    file_sha = sha256_bytes(raw)
+    if kind == "parquet":
+        header, M = _read_parquet(path, target)
+    else:
+        if gz:
+            try:
+                raw = gzip.decompress(raw)
+            except (OSError, EOFError) as exc:
+                raise UserInputError(f"{path}: not a valid gzip file ({exc})") from None
+        if kind == "npz":
+            header = M = None
+            X, y, names, tname = _read_npz(raw, path, target)
+        else:
+            try:
+                header, M = _read_csv(raw, path, delimiter or ("\t" if kind == "tsv" else ","), target)
+            except UnicodeDecodeError as exc:
+                raise UserInputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                     "save the file as UTF-8 CSV") from None
+    if M is not None:
+        if target is None:
+            X, y, names, tname = M, None, header, None
+        else:
+            j = header.index(target)
+            X, y, tname = np.delete(M, j, axis=1), M[:, j].copy(), target
+            names = header[:j] + header[j + 1:]
+    if X.shape[1] == 0:
+        raise UserInputError(f"{path}: no feature columns besides the target {tname!r}")
+    check_finite(X, y, names, tname, str(path))
+    X, y, notice = standardize_arrays(X, y, standardize)
+    prov = {"file": str(path), "format": kind + (".gz" if gz else ""), "sha256": file_sha,
+            "target": tname, "standardize": standardize, "shape": [int(X.shape[0]), int(X.shape[1])]}
+    return Table(X, y, list(names), tname, standardize, notice, prov)
