@@ -287,7 +287,10 @@ def _batched_cholesky_solve(G, c):
         for a in range(0, B, _CM_BLOCK):
             sl = slice(a, a + _CM_BLOCK)
             T = np.ascontiguousarray(G[sl, I, J].T)
-            C = np.ascontiguousarray(c[sl].T)
+            # An explicit copy: for a one-row block c[sl].T is already contiguous, so
+            # ascontiguousarray would return a view and the in-place solve would
+            # overwrite the caller's c with beta.
+            C = c[sl].T.copy()
             _, _, good[sl] = _cm_cholesky_solve(T, C)
             beta[sl] = C.T
     return beta, good
