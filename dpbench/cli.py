@@ -390,14 +390,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    err_console.print(f"[yellow]dpbench: warning:[/yellow] {message}", highlight=False, soft_wrap=True)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``dpbench`` console script; returns the exit status."""
+    import warnings
+
+    warnings.showwarning = _one_line_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
     except DPBenchError as exc:
-        err_console.print(f"[bold red]dpbench: error:[/bold red] {exc}", highlight=False)
+        err_console.print(f"[bold red]dpbench: error:[/bold red] {exc}", highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")
