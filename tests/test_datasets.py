@@ -320,3 +320,19 @@ def test_planted_errors():
         reg.generator("planted")(design="nci61").generate(np.random.default_rng(0))
     with pytest.raises(UserInputError, match="must be one of positive, random"):
         reg.generator("planted")(signs="negative")
+
+
+def test_problem_from_dataset(tmp_path):
+    from dpbench.data_io import problem_from_dataset
+
+    P = problem_from_dataset({"dataset": "diabetes", "s": 3})
+    assert P.X.shape == (442, 10) and P.s == 3 and P.true_support is None
+    assert P.provenance["sha256"] == EXPECTED["diabetes"][2] and "notice" not in P.provenance
+    Q = problem_from_dataset({"dataset": "hitters", "s": 2, "standardize": "standardize"})
+    np.testing.assert_allclose(Q.X.std(axis=0), 1, atol=1e-12)
+    assert "NOT differentially private" in Q.provenance["notice"]
+    with pytest.raises(UserInputError, match="design matrix only.*planted"):
+        problem_from_dataset({"dataset": "nci60", "s": 5})
+    R = problem_from_dataset({"data": str(write(tmp_path, "d.csv", GOOD)), "target": "target", "s": 1,
+                              "standardize": "center"})
+    assert R.p == 3 and "NOT differentially private" in R.provenance["notice"]
