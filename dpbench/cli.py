@@ -27,9 +27,13 @@ COMPARE_DEFAULTS = {
     "methods": None,
     "generator": "toeplitz",
     "dataset": None,
+    "data": None,
+    "target": None,
+    "standardize": "standardize",
+    "design": None,
     "n": [200, 400, 800],
     "p": [20],
-    "s": [3],
+    "s": None,  # 3 for the built-in simulation default, 5 on real data (DP-SIS paper's k)
     "snr": None,
     "rho": None,
     "epsilon": [1.0],
@@ -85,6 +89,12 @@ def _add_compare(sub):
     p.add_argument("--config", help="TOML file with any of these options (command-line options override it)")
     p.add_argument("--generator", help="data generator (default toeplitz)")
     p.add_argument("--dataset", help="a registered real data set instead of a generator (see `dpbench list`)")
+    p.add_argument("--data", help="a user data file (.csv, .tsv, .parquet, .npz) instead of a generator")
+    p.add_argument("--target", help="response column of --data")
+    p.add_argument("--standardize", choices=["none", "center", "standardize"],
+                   help="preprocessing of real data before clipping (default standardize; uses the data, "
+                        "so it is NOT private)")
+    p.add_argument("--design", help="design matrix for the planted generator (a data set name, e.g. nci60)")
     p.add_argument("--n", type=_list_of(_int, "n"), help="list of sample sizes, e.g. 100,200,400")
     p.add_argument("--p", type=_list_of(_int, "p"), help="number of features (list allowed)")
     p.add_argument("--s", type=_list_of(_int, "s"), help="sparsity level s (list allowed)")
@@ -158,19 +168,31 @@ def build_run_config(opts: dict):
         else:
             raise UserInputError(f"--param {item!r}: {name!r} is neither one of the methods "
                                  f"({', '.join(methods)}), the generator ({gen_name}) nor the solver")
-    if opts.get("dataset"):
-        s_list = opts["s"] if opts["s"] != COMPARE_DEFAULTS["s"] else [5]
-        data = [{"dataset": opts["dataset"], "s": s} for s in s_list]
+    if opts.get("dataset") or opts.get("data"):
+        if opts.get("dataset") and opts.get("data"):
+            raise UserInputError("give either --dataset or --data, not both")
+        s_list = opts["s"] or [5]
+        source = ({"dataset": opts["dataset"]} if opts.get("dataset")
+                  else {"data": str(opts["data"]), "target": opts.get("target")})
+        data = [{**source, "s": s, "standardize": opts["standardize"]} for s in s_list]
         reference = opts.get("reference") or "bss"
+        if reference == "true":
+            raise UserInputError("real data have no true support; use --reference bss, lasso or sis")
     else:
         gen = reg.generator(gen_name)
         grid = {}
+        if opts.get("s") is None and gen_name == "toeplitz":
+            opts = {**opts, "s": [3]}
         for k in ("n", "p", "s", "snr", "rho"):
             if opts.get(k) is not None and k in gen.params:
                 grid[k] = opts[k] if isinstance(opts[k], list) else [opts[k]]
             elif opts.get(k) is not None and opts[k] != COMPARE_DEFAULTS[k]:
                 raise UserInputError(f"generator {gen_name!r} has no parameter {k!r}; its parameters are "
                                      f"{', '.join(gen.params)}")
+        if opts.get("design"):
+            if "design" not in gen.params:
+                raise UserInputError(f"--design applies to the planted generator; use --generator planted")
+            gen_params["design"] = opts["design"]
         for k, v in gen_params.items():
             grid[k] = [v]
         data = data_settings(gen_name, grid)
@@ -219,6 +241,12 @@ def cmd_compare(args) -> int:
         r["config"] = r["config"]
     summary = summarize(rows)
     print_summary(summary, cfg)
+    if any(("dataset" in st or "data" in st) and st.get("standardize", "none") != "none" for st in cfg.data):
+        from .data_io import NOT_PRIVATE_NOTICE
+
+        err_console.print("[yellow]note:[/yellow] --standardize " + cfg.data[0]["standardize"] + ": " +
+                          NOT_PRIVATE_NOTICE.format(sd=" and standard deviations"
+                                                    if cfg.data[0]["standardize"] == "standardize" else ""))
     failed = [r for r in rows if r["status"] == "failed"]
     if failed:
         first = failed[0]

@@ -108,6 +108,8 @@ def check_setting(setting: dict) -> None:
             raise UserInputError(f"sparsity level s = {c['s']} must satisfy 1 <= s < p = {c['p']}")
     elif "dataset" in setting:
         reg.dataset(setting["dataset"])
+    elif "data" in setting:
+        pass  # a user file: read (and checked) when the first trial loads it
     else:
         raise UserInputError(f"data setting {setting} names neither a generator nor a dataset")
 
@@ -127,6 +129,8 @@ def _canon(obj) -> str:
 
 def setting_label(setting: dict) -> str:
     """Short display name of a data setting (generator or data-set name)."""
+    if "data" in setting:
+        return str(setting["data"]).rsplit("/", 1)[-1]
     return setting.get("generator") or setting.get("dataset") or "data"
 
 
@@ -179,7 +183,7 @@ def make_problem(cfg: RunConfig, setting: dict, trial: int) -> Problem:
     if "generator" in setting:
         params = {k: v for k, v in setting.items() if k != "generator"}
         return reg.generator(setting["generator"])(**params).generate(rng)
-    from .data_io import problem_from_dataset  # real data (issue: datasets)
+    from .data_io import problem_from_dataset  # real data: the same in every trial
 
     return problem_from_dataset(setting)
 
