@@ -1,0 +1,717 @@
+"""Outer approximation (OA) for best-subset selection: the formulation, once for every backend.
+
+design.md section 5 (Bertsimas & Van Parys 2020; Algorithm 2 of the NeurIPS 2025 paper).
+With binary ``z`` (``z_i = 1`` iff feature i is in the support),
+
+    f(z) = min_beta ||y - X beta||^2 + lam sum_i beta_i^2 / z_i   s.t. ||beta||^2 <= r^2
+
+equals the shared score R(S, D) of the support S = {i : z_i = 1} and is convex in
+``z in [0, 1]^p`` (perspective of the ridge term). Backends only solve the *master* MILP
+this module builds (:class:`MasterMILP`); screening, cuts, the heuristic, the status logic
+and certification live here.
+
+Duality (why the cuts are valid)
+--------------------------------
+Writing ``||y - X beta||^2 = max_alpha 2 alpha^T (y - X beta) - ||alpha||^2`` and
+dualising ``||beta||^2 <= r^2`` with ``mu >= 0`` gives, for **every** ``alpha in R^n`` and
+``mu >= 0`` (weak duality),
+
+    f(z) >= h(z; alpha, mu) = 2 alpha^T y - ||alpha||^2 - mu r^2
+                              - sum_i z_i (x_i^T alpha)^2 / (lam + mu z_i),
+
+with equality at the optimal pair: ``alpha* = y - X beta*`` (the residual) and ``mu*`` the
+multiplier of the l2 constraint, scaled as in ``(X_S^T X_S + (lam + mu) I) beta_S = X_S^T y``
+(the secular equation of :func:`dpbench.score.solve_blocks`). Danskin's theorem gives the
+gradient of design.md section 5,
+
+    d f / d z_i = -lam (x_i^T alpha*)^2 / (lam + mu* z_i)^2,
+
+finite at ``z_i = 0`` (:func:`perspective_relaxation` computes both; the tests check it
+against finite differences). The OA cut ``eta >= f(z_k) + grad f(z_k)^T (z - z_k)`` is the
+tangent of ``h(.; alpha*, mu*)`` at ``z_k``. Because ``h`` is convex and separable, on
+*binary* points the chord ``z_i (x_i^T alpha)^2 / (lam + mu)`` dominates the tangent, so we
+use the (never weaker) binary cut
+
+    eta >= c_k - sum_i w_{k,i} z_i,   c_k = 2 alpha^T y - ||alpha||^2 - mu r^2,
+                                      w_{k,i} = (x_i^T alpha)^2 / (lam + mu),
+
+which is exact at ``z_k`` (complementary slackness) and a valid lower bound on R(S, D) for
+every support S whatever (alpha, mu) it was built from: rounding in beta* weakens it but
+cannot invalidate it. Cuts depend on the data only, so a session keeps them across calls.
+
+Safe screening
+--------------
+For one cut and a feature j, ``min { c_k - sum_{i in S} w_{k,i} : j in S, S feasible }``
+over the cardinality, overlap and fixed-in/-out constraints (ignoring no-good cuts, a
+relaxation) is solved exactly by a greedy choice of the largest weights in each overlap
+group. The maximum over several cuts, ``LB_j``, bounds R(S) for every feasible support
+containing j. If ``LB_j`` exceeds the incumbent's score, no optimal support contains j and
+z_j is fixed to 0. The master then runs on the surviving candidates C, and the certified
+lower bound of the **full** problem is ``min(master bound over C, min_{j screened} LB_j)``.
+
+Requires lam > 0: as lam -> 0 the weights ``(x_i^T alpha)^2 / lam`` of non-selected
+features blow up and the relaxation says nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .api import OracleResult, OracleSession
+from .errors import UserInputError
+from .problem import as_support
+from .score import RidgeScore, solve_blocks
+
+__all__ = ["ConstraintSet", "MasterMILP", "OASession", "dual_cuts", "perspective_relaxation",
+           "require_positive_lam"]
+
+
+def require_positive_lam(score: RidgeScore, backend: str) -> None:
+    """Refuse Lambda = 0 for an OA backend with a message that names the alternatives.
+
+    Raises
+    ------
+    UserInputError
+        If ``score.lam == 0``.
+    """
+    if score.lam <= 0:
+        raise UserInputError(
+            f"solver {backend!r} uses outer approximation, which needs a ridge penalty lam > 0 "
+            f"(got lam = {score.lam}); use --lam > 0, or a backend that handles lam = 0: "
+            "solver 'gurobi' with formulation=misocp (small p) or solver 'enumerate' (small C(p, s))")
+
+
+# --------------------------------------------------------------------------- the mathematics
+
+
+def _multiplier(G, c, beta, r):
+    """mu >= 0 of the l2 constraint from a solution of (G + mu I) beta = c, G = X_S^T X_S + lam I.
+
+    Parameters
+    ----------
+    G : ndarray (B, s, s);  c, beta : ndarray (B, s);  r : float
+
+    Returns
+    -------
+    ndarray (B,)
+        ``beta^T (c - G beta) / ||beta||^2`` where the constraint is active, else 0. Any
+        mu >= 0 yields a valid cut (weak duality); only its tightness depends on accuracy.
+    """
+    nb2 = np.einsum("bi,bi->b", beta, beta)
+    resid = c - np.einsum("bij,bj->bi", G, beta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = np.einsum("bi,bi->b", beta, resid) / nb2
+    active = np.isfinite(r) & (nb2 >= (r * r) * (1 - 1e-8))
+    return np.where(active & np.isfinite(mu), np.maximum(mu, 0.0), 0.0)
+
+
+def dual_cuts(score: RidgeScore, supports):
+    """Scores and binary OA cuts of a batch of supports (module docstring, "Duality").
+
+    Parameters
+    ----------
+    score : RidgeScore
+        The shared score (lam > 0).
+    supports : int array of shape (B, s)
+
+    Returns
+    -------
+    objective : ndarray (B,)
+        R(S, D) from the shared score.
+    const : ndarray (B,)
+        ``c_k = 2 alpha^T y - ||alpha||^2 - mu r^2``.
+    weights : ndarray (B, p)
+        ``w_{k,i} = (x_i^T alpha)^2 / (lam + mu)``; the cut is ``eta >= c_k - w_k^T z``.
+
+    Notes
+    -----
+    Costs one ``X^T A`` product, O(n p B); no p x p matrix is formed.
+    """
+    S = np.atleast_2d(np.asarray(supports, dtype=np.int64))
+    G, c = score.blocks(S)
+    obj, beta = solve_blocks(G, c, score.yy, score.r)
+    mu = _multiplier(G, c, beta, score.r)
+    # alpha_k = y - X_S beta, assembled for the whole batch as an (n, B) matrix.
+    A = score.y[:, None] - np.einsum("nbs,bs->nb", score.X[:, S], beta)
+    a = score.X.T @ A  # (p, B): x_i^T alpha_k for all i
+    r2 = score.r * score.r if np.isfinite(score.r) else 0.0
+    const = 2.0 * (score.y @ A) - np.einsum("nb,nb->b", A, A) - mu * r2
+    weights = (a * a).T / (score.lam + mu)[:, None]
+    return obj, const, weights
+
+
+def perspective_relaxation(score: RidgeScore, z):
+    """Value and Danskin gradient of the continuous relaxation f(z), z in [0, 1]^p.
+
+    Parameters
+    ----------
+    score : RidgeScore
+        Shared score (lam > 0).
+    z : ndarray (p,)
+        Relaxed indicator; features with ``z_i = 0`` are forced to ``beta_i = 0``.
+
+    Returns
+    -------
+    value : float
+        ``f(z) = min ||y - X beta||^2 + lam sum beta_i^2 / z_i``, ``||beta|| <= r``.
+    grad : ndarray (p,)
+        ``-lam (x_i^T alpha)^2 / (lam + mu z_i)^2`` (design.md section 5).
+
+    Notes
+    -----
+    Forms a |{z > 0}|-square matrix: meant for tests and diagnostics on small problems.
+    """
+    z = np.asarray(z, dtype=np.float64)
+    Z = np.flatnonzero(z > 0)
+    XZ = score.X[:, Z]
+    G = XZ.T @ XZ + np.diag(score.lam / z[Z])
+    c = score.c[Z]
+    val, beta = solve_blocks(G[None], c[None], score.yy, score.r)
+    mu = _multiplier(G[None], c[None], beta, score.r)[0]
+    alpha = score.y - XZ @ beta[0]
+    a = score.X.T @ alpha
+    grad = -score.lam * a * a / (score.lam + mu * z) ** 2
+    return float(val[0]), grad
+
+
+# --------------------------------------------------------------------------- constraints
+
+
+@dataclass
+class ConstraintSet:
+    """The constraints of one oracle call (see :class:`dpbench.api.OracleSession`).
+
+    Attributes
+    ----------
+    p, s : int
+    fixed_in, fixed_out : int arrays
+    group : int8 array (p,) or None
+        1 for features of S0, 0 otherwise, when an overlap constraint is given.
+    k : int
+        Required ``|S ∩ S0|``.
+    exclude : set of tuples
+        Excluded supports.
+    infeasible : str
+        Non-empty when the constraints are provably contradictory (the reason).
+    """
+
+    p: int
+    s: int
+    fixed_in: np.ndarray
+    fixed_out: np.ndarray
+    group: np.ndarray | None = None
+    k: int = 0
+    exclude: set = field(default_factory=set)
+    infeasible: str = ""
+
+    @classmethod
+    def build(cls, p, s, exclude=(), overlap=None, fixed_in=(), fixed_out=()):
+        """Validate the arguments of ``OracleSession.solve``.
+
+        Raises
+        ------
+        UserInputError
+            For indices outside 0..p-1 or supports of the wrong size.
+        """
+        fin = as_support(fixed_in, p) if len(fixed_in) else np.zeros(0, np.int64)
+        fout = as_support(fixed_out, p) if len(fixed_out) else np.zeros(0, np.int64)
+        ex = set()
+        for S in exclude:
+            S = as_support(S, p)
+            if S.size != s:
+                raise UserInputError(f"excluded support {S.tolist()} has {S.size} indices; supports have s = {s}")
+            ex.add(tuple(S.tolist()))
+        cons = cls(p, s, fin, fout, exclude=ex)
+        if np.intersect1d(fin, fout).size:
+            cons.infeasible = "a feature is both fixed in and fixed out"
+        elif fin.size > s:
+            cons.infeasible = f"{fin.size} features fixed in but s = {s}"
+        if overlap is not None:
+            S0, k = overlap
+            S0 = as_support(S0, p)
+            if int(k) != k:
+                raise UserInputError(f"overlap size k = {k} must be an integer")
+            cons.group = np.zeros(p, dtype=np.int8)
+            cons.group[S0] = 1
+            cons.k = int(k)
+        if not cons.infeasible:
+            for g, need in cons._needs():
+                if need < 0 or need > g.size:
+                    cons.infeasible = "the overlap and fixed-in/-out constraints cannot hold together"
+        return cons
+
+    def _needs(self):
+        """[(free indices of a group, how many more must be chosen from it)], groups of the overlap."""
+        free = np.ones(self.p, dtype=bool)
+        free[self.fixed_in] = False
+        free[self.fixed_out] = False
+        if self.group is None:
+            return [(np.flatnonzero(free), self.s - self.fixed_in.size)]
+        out = []
+        for gv, total in ((1, self.k), (0, self.s - self.k)):
+            inside = self.group == gv
+            out.append((np.flatnonzero(free & inside), total - int(inside[self.fixed_in].sum())))
+        return out
+
+    def feasible_mask(self, supports) -> np.ndarray:
+        """Which rows of an (N, s) support array satisfy every constraint."""
+        S = np.asarray(supports, dtype=np.int64)
+        ok = np.ones(len(S), dtype=bool)
+        if self.infeasible:
+            return ~ok
+        for j in self.fixed_in:
+            ok &= (S == j).any(axis=1)
+        if self.fixed_out.size:
+            ok &= ~np.isin(S, self.fixed_out).any(axis=1)
+        if self.group is not None:
+            ok &= self.group[S].sum(axis=1) == self.k
+        if self.exclude:
+            ok &= np.array([tuple(row) not in self.exclude for row in S.tolist()], dtype=bool)
+        return ok
+
+
+# --------------------------------------------------------------------------- the master MILP
+
+
+@dataclass
+class MasterMILP:
+    """The OA master problem as plain arrays, for a backend to solve.
+
+    Variables ``x = (z_0 .. z_{m-1}, eta)``: ``z`` binary over the candidate features,
+    ``eta`` continuous. Minimise ``eta`` subject to ``row_lo <= A x <= row_hi`` (A in CSR
+    form) and the column bounds.
+
+    Attributes
+    ----------
+    m : int
+        Number of binary variables.
+    start, index, value : ndarrays
+        CSR rows of A over the m + 1 columns.
+    row_lo, row_hi : ndarrays
+        Row bounds (+-inf allowed).
+    col_lo, col_hi : ndarrays (m + 1,)
+        Column bounds.
+    """
+
+    m: int
+    start: np.ndarray
+    index: np.ndarray
+    value: np.ndarray
+    row_lo: np.ndarray
+    row_hi: np.ndarray
+    col_lo: np.ndarray
+    col_hi: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.row_lo)
+
+    def dense_rows(self):
+        """Yield (indices, values, lo, hi) row by row (for modelling-language backends)."""
+        for r in range(self.n_rows):
+            a, b = self.start[r], self.start[r + 1]
+            yield self.index[a:b], self.value[a:b], self.row_lo[r], self.row_hi[r]
+
+
+@dataclass
+class MasterResult:
+    """What a backend returns: status, binary z over the candidates (or None), a dual bound."""
+
+    status: str  # "optimal" | "infeasible" | "time_limit" | "error"
+    z: np.ndarray | None
+    bound: float
+    message: str = ""
+
+
+def build_master(cand, const, W, cons: ConstraintSet, eta_lo=0.0) -> MasterMILP:
+    """Assemble the master over candidate features ``cand`` with cuts (const, W[:, cand]).
+
+    Parameters
+    ----------
+    cand : int array (m,)
+        Candidate features (screened survivors, fixed-in included, fixed-out excluded).
+    const : ndarray (K,);  W : ndarray (K, p)
+        Cuts ``eta >= const_k - W_k^T z`` (restricted to ``cand``: features outside are 0).
+    cons : ConstraintSet
+    eta_lo : float
+        A valid lower bound on eta (R >= 0 always).
+    """
+    m = len(cand)
+    pos = np.full(cons.p, -1, dtype=np.int64)
+    pos[cand] = np.arange(m)
+    rows_idx, rows_val, lo, hi = [], [], [], []
+    allc = np.arange(m + 1)
+    for k in range(len(const)):
+        rows_idx.append(allc)
+        rows_val.append(np.append(W[k, cand], 1.0))
+        lo.append(const[k])
+        hi.append(np.inf)
+    rows_idx.append(np.arange(m))
+    rows_val.append(np.ones(m))
+    lo.append(cons.s)
+    hi.append(cons.s)
+    if cons.group is not None:
+        g = np.flatnonzero(cons.group[cand] == 1)
+        rows_idx.append(g)
+        rows_val.append(np.ones(g.size))
+        lo.append(cons.k)
+        hi.append(cons.k)
+    for S in cons.exclude:
+        q = pos[np.asarray(S)]
+        if np.all(q >= 0):  # otherwise a feature of S is screened out and the cut holds
+            rows_idx.append(q)
+            rows_val.append(np.ones(q.size))
+            lo.append(-np.inf)
+            hi.append(cons.s - 1)
+    start = np.zeros(len(rows_idx) + 1, dtype=np.int64)
+    start[1:] = np.cumsum([len(i) for i in rows_idx])
+    col_lo = np.zeros(m + 1)
+    col_hi = np.ones(m + 1)
+    col_lo[m], col_hi[m] = eta_lo, np.inf
+    fin = pos[cons.fixed_in]
+    col_lo[fin[fin >= 0]] = 1.0
+    return MasterMILP(m, start, np.concatenate(rows_idx).astype(np.int32),
+                      np.concatenate(rows_val).astype(np.float64), np.array(lo, float),
+                      np.array(hi, float), col_lo, col_hi)
+
+
+# --------------------------------------------------------------------------- the session
+
+
+class _CutPool:
+    """Global cuts ``eta >= const_k - W_k^T z`` learned for one data set (capped in memory)."""
+
+    def __init__(self, p, max_bytes):
+        self.p = p
+        self.cap = max(8, int(max_bytes // (8 * max(p, 1))))
+        self.const = np.zeros(0)
+        self.W = np.zeros((0, p))
+        self.keys: list[tuple] = []
+        self.index: dict[tuple, int] = {}
+
+    def __len__(self):
+        return len(self.keys)
+
+    def add(self, keys, const, W):
+        new = [i for i, k in enumerate(keys) if k not in self.index]
+        if not new:
+            return
+        keys = [keys[i] for i in new]
+        self.const = np.concatenate([self.const, const[new]])
+        self.W = np.concatenate([self.W, W[new]])
+        self.keys += keys
+        if len(self.keys) > self.cap:  # drop the oldest: they are still valid, only memory-bound
+            drop = len(self.keys) - self.cap
+            self.const, self.W, self.keys = self.const[drop:], self.W[drop:], self.keys[drop:]
+        self.index = {k: i for i, k in enumerate(self.keys)}
+
+    def values(self, S):
+        """Lower bounds the cuts give for support S (K,)."""
+        return self.const - self.W[:, np.asarray(S)].sum(axis=1)
+
+
+def _top_sum_excluding(w, idx, need):
+    """For each j in idx: the sum of the ``need`` largest w over idx minus j (and the total).
+
+    Returns
+    -------
+    excl : ndarray (len(idx),)
+        Best sum of ``need`` weights from idx without j (-inf when impossible).
+    full : float
+        Best sum of ``need`` weights from idx (-inf when impossible).
+    """
+    m = idx.size
+    wi = w[idx]
+    if need <= 0:
+        return np.where(need == 0, 0.0, -np.inf) * np.ones(m), (0.0 if need == 0 else -np.inf)
+    if need > m:
+        return np.full(m, -np.inf), -np.inf
+    order = np.argpartition(-wi, need - 1)[:need] if need < m else np.arange(m)
+    full = float(wi[order].sum())
+    excl = np.full(m, full)
+    if need < m:
+        # j in the top set: replace it by the (need+1)-th largest.
+        rest = np.ones(m, dtype=bool)
+        rest[order] = False
+        nxt = wi[rest].max()
+        excl[order] = full - wi[order] + nxt
+    else:
+        excl[:] = -np.inf  # every j is needed, so "without j" is impossible
+    return excl, full
+
+
+class OASession(OracleSession):
+    """Outer-approximation oracle session; a backend supplies ``solve_master``.
+
+    Parameters
+    ----------
+    score : RidgeScore
+        Shared score (lam > 0, else UserInputError).
+    s : int
+        Support size.
+    backend : str
+        Name used in messages.
+    solve_master : callable (MasterMILP, time_limit, gap) -> MasterResult
+    screen : bool
+        Safe screening on/off (off: the master runs over all p features).
+    max_cut_mb : float
+        Memory cap of the global cut pool.
+    master_cuts : int
+        Pool cuts seeded into each master (the strongest at the incumbent).
+    """
+
+    def __init__(self, score, s, backend, solve_master, *, screen=True, max_cut_mb=200.0, master_cuts=40,
+                 screen_cuts=16, neighbour_cuts=4, max_swaps=100):
+        super().__init__(score, s)
+        require_positive_lam(score, backend)
+        self.backend = backend
+        self.solve_master = solve_master
+        self.screen = screen
+        self.master_cuts = master_cuts
+        self.screen_cuts = screen_cuts
+        self.neighbour_cuts = neighbour_cuts
+        self.max_swaps = max_swaps
+        self.pool_cap = 8192
+        self.cuts = _CutPool(score.p, max_cut_mb * 2**20)
+        self.pool: dict[tuple, float] = {}  # evaluated supports -> score (heuristic memory)
+        self.calls = 0
+        p = score.p
+        # Single-feature ridge gain, the cheap start of the swap search.
+        self._gain = score.c**2 / (score.col_sq + score.lam)
+        self._all = np.arange(p)
+
+    # ------------------------------------------------------------- cuts and scores
+    def _add_cuts(self, supports):
+        S = np.atleast_2d(np.asarray(supports, dtype=np.int64))
+        keys = [tuple(row) for row in S.tolist()]
+        fresh = [i for i, k in enumerate(keys) if k not in self.cuts.index]
+        if fresh:
+            obj, const, W = dual_cuts(self.score, S[fresh])
+            self.cuts.add([keys[i] for i in fresh], const, W)
+            for i, o in zip(fresh, obj):
+                self.pool[keys[i]] = float(o)
+        return [self.cuts.index[k] for k in keys if k in self.cuts.index]
+
+    def _gram_rows(self, S):
+        """X_S^T X of shape (s, p), O(n p s), no p x p matrix in columns mode."""
+        sc = self.score
+        if sc.gram_mode == "full":
+            return sc.gram(S, self._all)
+        return sc.X[:, S].T @ sc.X
+
+    def _neighbourhood(self, S, cons: ConstraintSet):
+        """Scores of all feasible single swaps of S (shared closed form on assembled blocks).
+
+        Returns (supports (N, s), scores (N,)) of the swap neighbours that respect the
+        fixed and overlap constraints (no-good cuts are checked by the caller).
+        """
+        sc = self.score
+        s = S.size
+        GS = self._gram_rows(S)
+        inS = np.zeros(sc.p, dtype=bool)
+        inS[S] = True
+        allowed = ~inS
+        allowed[cons.fixed_out] = False
+        fixed = np.zeros(sc.p, dtype=bool)
+        fixed[cons.fixed_in] = True
+        outs, scores = [], []
+        for a in range(s):
+            if fixed[S[a]]:
+                continue
+            J = allowed if cons.group is None else allowed & (cons.group == cons.group[S[a]])
+            J = np.flatnonzero(J)
+            if not J.size:
+                continue
+            keep = np.delete(np.arange(s), a)
+            m = J.size
+            G = np.empty((m, s, s))
+            G[:, : s - 1, : s - 1] = GS[np.ix_(keep, S[keep])]
+            cross = GS[keep][:, J].T  # (m, s-1)
+            G[:, : s - 1, s - 1] = cross
+            G[:, s - 1, : s - 1] = cross
+            G[:, s - 1, s - 1] = sc.col_sq[J]
+            if sc.lam:
+                G[:, np.arange(s), np.arange(s)] += sc.lam
+            c = np.empty((m, s))
+            c[:, : s - 1] = sc.c[S[keep]]
+            c[:, s - 1] = sc.c[J]
+            val, _ = solve_blocks(G, c, sc.yy, sc.r)
+            sup = np.empty((m, s), dtype=np.int64)
+            sup[:, : s - 1] = S[keep]
+            sup[:, s - 1] = J
+            outs.append(sup)
+            scores.append(val)
+        if not outs:
+            return np.zeros((0, s), np.int64), np.zeros(0)
+        sup = np.sort(np.concatenate(outs), axis=1)
+        return sup, np.concatenate(scores)
+
+    def _start(self, cons: ConstraintSet):
+        """A feasible start: best feasible pooled support, else the largest single-feature gains."""
+        if self.pool:
+            keys = list(self.pool)
+            arr = np.array(keys, dtype=np.int64)
+            ok = cons.feasible_mask(arr)
+            if ok.any():
+                vals = np.array([self.pool[k] for k in keys])
+                i = np.flatnonzero(ok)[np.argmin(vals[ok])]
+                return arr[i]
+        chosen = list(cons.fixed_in)
+        for idx, need in cons._needs():
+            if need > 0:
+                top = idx[np.argsort(-self._gain[idx], kind="stable")[:need]]
+                chosen += list(top)
+        return np.sort(np.array(chosen, dtype=np.int64))
+
+    def _local_search(self, S, cons, deadline):
+        """Best-improvement swap search respecting the constraints; returns (S, score) or (None, inf)."""
+        key = tuple(S.tolist())
+        cur = float(self.score(S)[0]) if key not in cons.exclude else np.inf
+        best_neigh = None
+        for _ in range(self.max_swaps):
+            sup, val = self._neighbourhood(S, cons)
+            if not len(val):
+                break
+            order = np.argsort(val, kind="stable")
+            # Remember the best neighbours: they seed later constrained calls (k-th best).
+            for i in order[:32]:
+                self.pool.setdefault(tuple(sup[i].tolist()), float(val[i]))
+            pick = None
+            bar = cur - 1e-12 * max(1.0, abs(cur)) if np.isfinite(cur) else np.inf
+            for i in order:
+                if val[i] >= bar:
+                    break
+                if not cons.exclude or tuple(sup[i].tolist()) not in cons.exclude:
+                    pick = i
+                    break
+            best_neigh = sup[order[: self.neighbour_cuts]]
+            if pick is None or time.perf_counter() > deadline:
+                break
+            S, cur = sup[pick], float(val[pick])
+        if len(self.pool) > self.pool_cap:
+            keep = sorted(self.pool.items(), key=lambda kv: kv[1])[: self.pool_cap // 2]
+            self.pool = dict(keep)
+        if not np.isfinite(cur):
+            return None, np.inf, best_neigh
+        cur = float(self.score(S)[0])  # the shared score, recomputed on the final support
+        self.pool[tuple(S.tolist())] = cur
+        return S, cur, best_neigh
+
+    # ------------------------------------------------------------- screening
+    def _screen(self, cons: ConstraintSet, incumbent, ub):
+        """Safe screening (module docstring): returns (candidates, min LB over screened features)."""
+        p = self.score.p
+        free = np.ones(p, dtype=bool)
+        free[cons.fixed_out] = False
+        if not self.screen or incumbent is None or not len(self.cuts) or not np.isfinite(ub):
+            return np.flatnonzero(free), np.inf
+        vals = self.cuts.values(incumbent)
+        use = np.argsort(-vals, kind="stable")[: self.screen_cuts]
+        lb = np.full(p, -np.inf)
+        fixed_free = free.copy()
+        fixed_free[cons.fixed_in] = False
+        needs = cons._needs()
+        for k in use:
+            w = self.cuts.W[k]
+            base = self.cuts.const[k] - w[cons.fixed_in].sum()
+            parts = [_top_sum_excluding(w, idx, need) for idx, need in needs]
+            total_full = sum(full for _, full in parts)
+            for gi, (idx, need) in enumerate(needs):
+                excl_j, _ = _top_sum_excluding(w, idx, need - 1)
+                others = total_full - parts[gi][1]
+                bound = base - w[idx] - excl_j - others
+                bound = np.where(np.isfinite(bound), bound, np.inf)  # j cannot be chosen at all
+                lb[idx] = np.maximum(lb[idx], bound)
+        margin = 1e-9 * max(1.0, abs(ub))
+        screened = fixed_free & (lb > ub + margin)
+        cand = np.flatnonzero(free & ~screened)
+        min_lb = float(lb[screened].min()) if screened.any() else np.inf
+        return cand, min_lb
+
+    # ------------------------------------------------------------- the oracle
+    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6):
+        t0 = time.perf_counter()
+        deadline = t0 + (time_limit if time_limit is not None else math.inf)
+        self.calls += 1
+        cons = ConstraintSet.build(self.score.p, self.s, exclude, overlap, fixed_in, fixed_out)
+
+        def result(S, ub, lb, status, it, msg=""):
+            obj = float(self.score(S)[0]) if S is not None else np.inf
+            if S is not None and status == "optimal" and not self._closed(obj, lb, gap_tol):
+                status, msg = "time_limit", msg or "recomputed objective outside the gap tolerance"
+            return OracleResult(None if S is None else np.asarray(S, dtype=np.int64), obj,
+                                float(min(lb, obj)), status, it, time.perf_counter() - t0, msg)
+
+        if cons.infeasible:
+            return result(None, np.inf, np.inf, "infeasible", 0, cons.infeasible)
+
+        S, ub, neigh = self._local_search(self._start(cons), cons, deadline)
+        if S is not None:
+            self._add_cuts(S[None])
+            if neigh is not None and len(neigh):
+                self._add_cuts(neigh)
+        it = 0
+        lb = -np.inf
+        seen = set()
+        cand, min_lb = self._screen(cons, S, ub)
+        active = set(self._seed_cuts(S))  # cut keys (pool indices shift when the pool is capped)
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                return result(S, ub, max(lb, 0.0), "time_limit", it, "time limit reached")
+            rows = [self.cuts.index[k] for k in active if k in self.cuts.index]
+            master = build_master(cand, self.cuts.const[rows], self.cuts.W[rows], cons)
+            res = self.solve_master(master, None if not math.isfinite(remaining) else remaining, gap_tol)
+            it += 1
+            if res.status == "infeasible":
+                if S is None:  # nothing was screened: the master covered the full problem
+                    return result(None, np.inf, np.inf, "infeasible", it, "no support satisfies the constraints")
+                return result(S, ub, max(lb, 0.0), "error", it, "master infeasible although a support is known")
+            if res.status == "error":
+                return result(S, ub, max(lb, 0.0), "error", it, res.message)
+            lb = max(lb, min(res.bound, min_lb))
+            if S is not None and self._closed(ub, lb, gap_tol):
+                return result(S, ub, lb, "optimal", it)
+            if res.z is None:
+                return result(S, ub, max(lb, 0.0), "time_limit", it, res.message or "master stopped")
+            Z = np.sort(cand[np.flatnonzero(res.z > 0.5)])
+            key = tuple(Z.tolist())
+            if key in seen:
+                return result(S, ub, max(lb, 0.0), "error", it,
+                              "outer approximation repeated a point (numerical trouble in the master)")
+            seen.add(key)
+            new = [key]
+            self._add_cuts(Z[None])
+            val = self.pool[key]
+            if val < ub:
+                S, ub = Z, val
+                S2, ub2, neigh = self._local_search(S, cons, deadline)
+                if S2 is not None and ub2 < ub:
+                    S, ub = S2, ub2
+                    self._add_cuts(S[None])
+                    new.append(tuple(S.tolist()))
+                if neigh is not None and len(neigh):
+                    self._add_cuts(neigh)
+                    new += [tuple(r) for r in neigh.tolist()]
+                cand, min_lb = self._screen(cons, S, ub)
+                if self._closed(ub, lb, gap_tol):
+                    return result(S, ub, lb, "optimal", it)
+            active |= set(new) | set(self._seed_cuts(S))
+
+    @staticmethod
+    def _closed(ub, lb, gap_tol):
+        """Certified gap: (ub - lb) <= gap_tol |ub|, plus rounding slack of the float64 cuts."""
+        return ub - lb <= gap_tol * abs(ub) + 1e-12 * max(1.0, abs(ub))
+
+    def _seed_cuts(self, S):
+        """Pool cuts strongest at S (plus S's own cut): the master's initial rows."""
+        if not len(self.cuts):
+            return []
+        if S is None:
+            return self.cuts.keys[-self.master_cuts:]
+        vals = self.cuts.values(S)
+        return [self.cuts.keys[i] for i in np.argsort(-vals, kind="stable")[: self.master_cuts]]
