@@ -1,0 +1,451 @@
+"""Exactness tests of ``topr`` and ``mistakes`` against brute-force enumeration.
+
+Every expected value is computed independently of the selectors' code path: all C(p, s)
+supports are scored with the shared score, sorted, and the mechanisms of design.md 4.2 /
+4.3 (eq. 7 of behdin2024 for topr) are evaluated directly. Oracle: ``enumerate`` (exact).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from scipy.stats import chisquare
+
+from dpbench import OracleResult, Problem, Trial
+from dpbench.combinatorics import iter_supports, n_supports
+from dpbench.mechanisms import em_log_weights, log_normalize
+from dpbench_plugins import _swaps
+from dpbench_plugins.exhaustive import Exhaustive
+from dpbench_plugins.mistakes import Mistakes
+from dpbench_plugins.toeplitz import Toeplitz
+from dpbench_plugins.topr import TopR, auto_r, epsilon_prime
+
+BX, BY, RR = 0.5, 0.5, 1.1
+
+
+def toeplitz_problem(n, p, s, seed, snr=5.0):
+    return Toeplitz(n=n, p=p, s=s, snr=snr).generate(np.random.default_rng(seed))
+
+
+def make_trial(problem, lam=0.0, b_x=BX, b_y=BY, r=RR):
+    return Trial(problem.clipped(b_x, b_y), b_x=b_x, b_y=b_y, r=r, lam=lam, solver="enumerate")
+
+
+def enumerate_all(trial):
+    """All supports and their scores, sorted by (score, lexicographic support)."""
+    S = np.concatenate(list(iter_supports(trial.p, trial.s)))
+    sc = trial.score(S)
+    order = _swaps.lex_order(sc, S)
+    return S[order], sc[order]
+
+
+def truncated_em(trial, R, epsilon):
+    """log P of the exponential mechanism on R̂ of eq. 7, for every support (enumeration order)."""
+    S, sc = enumerate_all(trial)
+    rhat = sc.copy()
+    rhat[R:] = sc[R - 1]
+    return S, log_normalize(em_log_weights(rhat, epsilon, trial.delta))
+
+
+def correlated_pairs_problem(seed=0, n=80, p=8):
+    """s = 2 problem where the 2-swap {1, 3} beats the worst single swap of S1 = {0, 2}.
+
+    x1 and x3 are near copies of x0 and x2, and y = x0 + x2 + noise, so replacing both
+    members by their copies costs little while dropping a member for noise costs a lot.
+    """
+    rng = np.random.default_rng(seed)
+    X = 0.15 * rng.standard_normal((n, p))
+    X[:, 1] = X[:, 0] + 0.01 * rng.standard_normal(n)
+    X[:, 3] = X[:, 2] + 0.01 * rng.standard_normal(n)
+    y = X[:, 0] + X[:, 2] + 0.02 * rng.standard_normal(n)
+    return Problem(X, y, 2, true_support=[0, 2], name="pairs")
+
+
+def grouped_expected(trial, epsilon):
+    """mistakes' log P for every support, from enumeration (S1 = argmin, R_t = group minima)."""
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    t = trial.s - np.isin(S, center).sum(axis=1)
+    tmax = t.max()
+    Rt = np.array([sc[t == k].min() for k in range(tmax + 1)])
+    sizes = np.array([np.sum(t == k) for k in range(tmax + 1)])
+    lpt = log_normalize(em_log_weights(Rt, epsilon, trial.delta, log_multiplicity=np.log(sizes)))
+    return S, lpt[t] - np.log(sizes[t]), Rt
+
+
+# --------------------------------------------------------------------------- top-R list
+
+
+@pytest.mark.parametrize("seed,n,p,s", [(0, 60, 9, 3), (1, 30, 8, 2), (2, 200, 10, 3), (3, 25, 7, 4)])
+@pytest.mark.parametrize("R", ["auto", 5, 40, "all"])
+@pytest.mark.parametrize("enum_limit", [0, 2_000_000])
+def test_top_list_is_the_R_smallest(seed, n, p, s, R, enum_limit):
+    trial = make_trial(toeplitz_problem(n, p, s, seed), lam=0.5 * seed)
+    total = n_supports(p, s)
+    R = {"auto": min(auto_r(p, s), total - 1), "all": total - 1}.get(R, R)
+    R = min(R, total - 1)
+    lst = _swaps.top_list(trial, R, enum_limit=enum_limit)
+    S, sc = enumerate_all(trial)
+    assert lst.certified
+    np.testing.assert_allclose(lst.scores, sc[:R], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(trial.score(lst.supports), lst.scores, rtol=1e-12, atol=1e-12)
+    assert len({tuple(r) for r in lst.supports.tolist()}) == R
+    # No ties in continuous data: the list is the exact set, in order.
+    np.testing.assert_array_equal(lst.supports, S[:R])
+    assert lst.diagnostics["slack"] == 0.0
+
+
+@pytest.mark.parametrize("enum_limit", [0, 2_000_000])
+def test_forced_check_failure_gives_exact_certified_list(enum_limit):
+    trial = make_trial(correlated_pairs_problem(), b_x=1.0, b_y=1.0)
+    R = auto_r(trial.p, trial.s)
+    lst = _swaps.top_list(trial, R, enum_limit=enum_limit)
+    d = lst.diagnostics
+    assert not d["check_passed"], "construction must make a 2-swap beat the worst single swap"
+    assert d["v2"] < d["worst_single"]
+    assert lst.certified
+    S, sc = enumerate_all(trial)
+    np.testing.assert_array_equal(lst.supports, S[:R])
+    assert d["from_levels"]["2"] >= 2  # more than the one >= 2-swap support the authors' list allows
+    if enum_limit == 0:
+        assert d["extra_calls"] >= 1 and d["levels_enumerated"] == []
+    else:
+        assert d["levels_enumerated"] == [2]
+    # The mechanism built on it is still exactly the EM on the truncated score.
+    sel = TopR()
+    prep = sel.prepare(trial, None)
+    S2, expected = truncated_em(trial, R, 1.0)
+    np.testing.assert_allclose(sel.log_probs(trial, prep, 1.0, S2), expected, atol=1e-10)
+
+
+def test_check_passes_without_extra_calls():
+    trial = make_trial(toeplitz_problem(400, 12, 3, 5, snr=10))
+    lst = _swaps.top_list(trial, auto_r(12, 3), enum_limit=0)
+    assert lst.diagnostics["check_passed"]
+    assert lst.diagnostics["extra_calls"] == 0
+    assert lst.diagnostics["from_levels"] == {"0": 1, "1": 27, "2": 1, "3": 0}
+
+
+# --------------------------------------------------------------------------- topr distribution
+
+
+@pytest.mark.parametrize("seed,n,p,s,lam", [(0, 60, 9, 3, 0.0), (4, 40, 8, 2, 2.0), (5, 100, 10, 3, 10.0)])
+@pytest.mark.parametrize("R", ["auto", 7])
+@pytest.mark.parametrize("epsilon", [0.3, 3.0])
+def test_topr_is_em_on_truncated_score(seed, n, p, s, lam, R, epsilon):
+    trial = make_trial(toeplitz_problem(n, p, s, seed), lam=lam)
+    sel = TopR(R=R)
+    prep = sel.prepare(trial, None)
+    Rv = prep["R"]
+    S, expected = truncated_em(trial, Rv, epsilon)
+    got = sel.log_probs(trial, prep, epsilon, S)
+    np.testing.assert_allclose(got, expected, atol=1e-10)
+    assert abs(logsumexp(got)) < 1e-12
+    assert sel.log_prob(trial, prep, epsilon, S[3]) == pytest.approx(expected[3], abs=1e-10)
+
+
+def test_topr_finite_T_probabilities():
+    """Finite T: listed supports gain P0(R+1) q^(T-1)/C, unlisted keep (1 - q^T) of their mass."""
+    trial = make_trial(toeplitz_problem(50, 8, 3, 7))
+    R, T, eps = 30, 3, 1.0
+    sel = TopR(R=R, T=T)
+    prep = sel.prepare(trial, None)
+    S, sc = enumerate_all(trial)
+    C = len(S)
+    w = np.exp(-eps * sc / (2 * trial.delta))
+    p0 = np.concatenate([w[:R], [(C - R) * w[R - 1]]])
+    p0 /= p0.sum()
+    q = R / C
+    expected = np.concatenate([p0[:R] + p0[R] * q ** (T - 1) / C,
+                               np.full(C - R, p0[R] * (1 - q ** T) / (C - R))])
+    got = np.exp(sel.log_probs(trial, prep, eps, S))
+    np.testing.assert_allclose(got, expected, rtol=1e-10)
+    assert got.sum() == pytest.approx(1.0, abs=1e-12)
+    d = sel.draw(trial, prep, eps, 5, np.random.default_rng(0))
+    assert d.epsilon_spent == pytest.approx(epsilon_prime(eps, R, C, T, trial.n, trial.b_y, trial.delta))
+    assert d.epsilon_spent > eps
+
+
+def test_epsilon_prime_matches_theorem_1():
+    eps, R, C, T, n, by, D = 1.0, 100, 10**6, 4, 50, 0.5, 3.0
+    gamma = R**T * math.exp(n * eps * by**2 / (2 * D)) / C ** (T - 1)
+    q = R / C
+    assert epsilon_prime(eps, R, C, T, n, by, D) == pytest.approx(math.log(math.exp(eps) + gamma) - math.log(1 - q**T),
+                                                                  rel=1e-12)
+    assert epsilon_prime(eps, R, C, math.inf, n, by, D) == eps
+    # Huge C (NeurIPS setting, T = 3): finite, just above eps (gamma ~ 1.9e-8, no overflow).
+    e3 = epsilon_prime(eps, 50_000, math.comb(10_000, 5), 3, 800, 0.5, 3.1)
+    assert eps < e3 < eps + 1e-7
+
+
+def test_full_R_differs_from_exhaustive_only_at_the_worst_support():
+    trial = make_trial(toeplitz_problem(50, 9, 3, 11))
+    total = n_supports(9, 3)
+    eps = 2.0
+    sel = TopR(R=total - 1)
+    prep = sel.prepare(trial, None)
+    ex = Exhaustive()
+    eprep = ex.prepare(trial, None)
+    S, sc = enumerate_all(trial)
+    lt = sel.log_probs(trial, prep, eps, S)
+    le = np.array([ex.log_prob(trial, eprep, eps, row) for row in S])
+    diff = lt - le
+    # All but the worst support: the same weights, only the normaliser changes.
+    w = em_log_weights(sc, eps, trial.delta)
+    logz_ex = logsumexp(w)
+    logz_topr = logsumexp(np.concatenate([w[:-1], w[-2:-1]]))
+    np.testing.assert_allclose(diff[:-1], logz_ex - logz_topr, atol=1e-10)
+    assert diff[-1] == pytest.approx(logz_ex - logz_topr + eps * (sc[-1] - sc[-2]) / (2 * trial.delta), abs=1e-10)
+    assert diff[-1] > diff[0] + 1e-6
+
+
+# --------------------------------------------------------------------------- mistakes distribution
+
+
+@pytest.mark.parametrize("seed,n,p,s,lam", [(0, 60, 9, 3, 0.0), (4, 40, 8, 2, 2.0), (6, 30, 7, 4, 1.0),
+                                            (8, 50, 6, 3, 0.0)])
+@pytest.mark.parametrize("epsilon", [0.3, 3.0])
+def test_mistakes_closed_form(seed, n, p, s, lam, epsilon):
+    trial = make_trial(toeplitz_problem(n, p, s, seed), lam=lam)
+    sel = Mistakes()
+    prep = sel.prepare(trial, None)
+    S, expected, Rt = grouped_expected(trial, epsilon)
+    np.testing.assert_allclose(prep["minima"], Rt, rtol=1e-12)
+    got = sel.log_probs(trial, prep, epsilon, S)
+    np.testing.assert_allclose(got, expected, atol=1e-10)
+    assert abs(logsumexp(got)) < 1e-12
+    d = sel.draw(trial, prep, epsilon, 3, np.random.default_rng(0))
+    assert d.certified
+    assert d.diagnostics["p_opt"] == pytest.approx(math.exp(sel.log_prob(trial, prep, epsilon, S[0])), rel=1e-12)
+    assert d.diagnostics["p_true"] == pytest.approx(
+        math.exp(sel.log_prob(trial, prep, epsilon, trial.problem.true_support)), rel=1e-12)
+    gap = min(Rt[1:]) - Rt[0]
+    assert d.diagnostics["gap_condition"] == (gap > 2 * trial.delta)
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+def _chi2(draws, S, logp, min_expected=5.0):
+    """Chi-square goodness of fit of sampled supports against exact log-probabilities."""
+    idx = {tuple(r): i for i, r in enumerate(S.tolist())}
+    counts = np.bincount([idx[tuple(r)] for r in draws.tolist()], minlength=len(S)).astype(float)
+    exp = np.exp(logp) * len(draws)
+    order = np.argsort(exp)
+    # Pool the smallest cells until every cell expects at least min_expected draws.
+    obs_c, exp_c, acc_o, acc_e = [], [], 0.0, 0.0
+    for i in order:
+        acc_o += counts[i]
+        acc_e += exp[i]
+        if acc_e >= min_expected:
+            obs_c.append(acc_o)
+            exp_c.append(acc_e)
+            acc_o = acc_e = 0.0
+    if acc_e:
+        obs_c[-1] += acc_o
+        exp_c[-1] += acc_e
+    return chisquare(obs_c, exp_c).pvalue, len(obs_c)
+
+
+@pytest.mark.parametrize("params", [{"R": 10}, {"R": 10, "T": 2}, {"R": "auto"}])
+def test_topr_sample_frequencies(params):
+    trial = make_trial(toeplitz_problem(40, 8, 3, 3))
+    sel = TopR(**params)
+    prep = sel.prepare(trial, None)
+    eps = 1.0
+    S, _ = enumerate_all(trial)
+    d = sel.draw(trial, prep, eps, 40_000, np.random.default_rng(12345))
+    assert d.supports.shape == (40_000, 3)
+    assert d.diagnostics["m0_calls"] > 1000  # the rejection sampler is exercised
+    pval, cells = _chi2(d.supports, S, sel.log_probs(trial, prep, eps, S))
+    assert cells > 20
+    assert pval > 1e-3
+
+
+def test_mistakes_sample_frequencies():
+    trial = make_trial(toeplitz_problem(40, 8, 3, 3))
+    sel = Mistakes()
+    prep = sel.prepare(trial, None)
+    eps = 1.0
+    S, _ = enumerate_all(trial)
+    d = sel.draw(trial, prep, eps, 40_000, np.random.default_rng(54321))
+    pval, cells = _chi2(d.supports, S, sel.log_probs(trial, prep, eps, S))
+    assert cells > 20
+    assert pval > 1e-3
+
+
+def test_draws_reproducible_and_epsilon_independent_prepare():
+    trial = make_trial(toeplitz_problem(60, 9, 3, 0))
+    for sel in (TopR(), Mistakes()):
+        prep = sel.prepare(trial, None)
+        a = sel.draw(trial, prep, 1.0, 50, np.random.default_rng(7)).supports
+        sel.draw(trial, prep, 5.0, 50, np.random.default_rng(8))
+        b = sel.draw(trial, prep, 1.0, 50, np.random.default_rng(7)).supports
+        np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------- shared work
+
+
+class CountingSession:
+    def __init__(self, inner, calls):
+        self.inner, self.calls = inner, calls
+
+    def solve(self, **kw):
+        self.calls.append(kw)
+        return self.inner.solve(**kw)
+
+
+def _instrument(trial, wrap=CountingSession):
+    calls = []
+    real = trial.oracle
+    sessions = {}
+
+    def oracle(solver=None, **params):
+        name = solver or trial.solver
+        if name not in sessions:
+            sessions[name] = wrap(real(name, **params), calls)
+        return sessions[name]
+    trial.oracle = oracle
+    return calls
+
+
+def test_topr_and_mistakes_share_the_oracle_work():
+    trial = make_trial(toeplitz_problem(400, 12, 3, 5, snr=10))
+    calls = _instrument(trial)
+    TopR().prepare(trial, None)
+    n_topr = len(calls)
+    assert n_topr == 1 + (3 - 1)  # S1 and the levels t = 2, 3
+    Mistakes().prepare(trial, None)
+    assert len(calls) == n_topr
+    assert trial.cache[("bss_optimum", "enumerate")].certified
+
+
+class TimeLimitedSession(CountingSession):
+    """Pretends every overlap call hit its time limit (returns the answer, uncertified)."""
+
+    def solve(self, **kw):
+        res = self.inner.solve(**kw)
+        self.calls.append(kw)
+        if kw.get("overlap") is not None:
+            return OracleResult(res.support, res.objective, res.objective - 1.0, "time_limit", 1, 0.0)
+        return res
+
+
+def test_uncertified_oracle_gives_uncertified_draws():
+    trial = make_trial(toeplitz_problem(60, 9, 3, 0))
+    _instrument(trial, TimeLimitedSession)
+    for sel in (TopR(), Mistakes()):
+        prep = sel.prepare(trial, None)
+        d = sel.draw(trial, prep, 1.0, 10, np.random.default_rng(0))
+        assert d.certified is False
+        assert "certified" in d.diagnostics["reason"]
+        assert d.supports.shape == (10, 3)
+
+
+# --------------------------------------------------------------------------- privacy audit
+
+
+def worst_case_neighbour(problem, rng, b_x, b_y):
+    """Replace one random row by a vertex of the clipping box (random signs)."""
+    X, y = problem.X.copy(), problem.y.copy()
+    i = rng.integers(problem.n)
+    X[i] = b_x * rng.choice([-1.0, 1.0], size=problem.p)
+    y[i] = b_y * rng.choice([-1.0, 1.0])
+    return Problem(X, y, problem.s)
+
+
+def adversarial_pair(problem, rng, b_x, b_y, lam):
+    """Two neighbours whose replaced row sits on a vertex aligned with a good support's fit.
+
+    Row i becomes x with x_j = b_x sign(beta_j) on a top-5 support S (random signs elsewhere)
+    and y = +b_y in one data set, -b_y in the other: S's residual on that row moves from
+    about b_y - b_x ||beta||_1 to b_y + b_x ||beta||_1, close to the sensitivity bound.
+    """
+    trial = make_trial(problem, lam=lam, b_x=b_x, b_y=b_y)
+    S, _ = enumerate_all(trial)
+    Sk = S[rng.integers(0, min(len(S), 5))]
+    beta = trial.score.solve(Sk[None])[1][0]
+    X, y = problem.X.copy(), problem.y.copy()
+    i = rng.integers(problem.n)
+    X[i] = b_x * rng.choice([-1.0, 1.0], size=problem.p)
+    X[i, Sk] = b_x * np.sign(beta)
+    y2 = y.copy()
+    y[i], y2[i] = b_y, -b_y
+    return Problem(X, y, problem.s), Problem(X, y2, problem.s)
+
+
+def neighbour_pairs(problem, rng, b_x, b_y, lam, k=4):
+    for _ in range(k):
+        yield problem, worst_case_neighbour(problem, rng, b_x, b_y)
+        yield adversarial_pair(problem, rng, b_x, b_y, lam)
+
+
+def _exact_distribution(sel, problem, eps, lam, b=(BX, BY), delta_scale=1.0):
+    """log P of every support (fixed lexicographic order); delta_scale miscalibrates Delta."""
+    trial = make_trial(problem, lam=lam, b_x=b[0], b_y=b[1])
+    if delta_scale != 1.0:
+        trial.__dict__["delta"] = trial.delta * delta_scale  # overrides the cached property
+    prep = sel.prepare(trial, None)
+    S, _ = enumerate_all(trial)
+    order = np.lexsort(S.T[::-1])
+    return sel.log_probs(trial, prep, eps, S[order]), prep, trial
+
+
+def _max_ratio(sel, a, b, eps, lam, bounds=(BX, BY), delta_scale=1.0):
+    lp, pa, _ = _exact_distribution(sel, a, eps, lam, bounds, delta_scale)
+    lq, pb, _ = _exact_distribution(sel, b, eps, lam, bounds, delta_scale)
+    return np.max(np.abs(lp - lq)) / eps, pa, pb
+
+
+@pytest.mark.parametrize("seed,n,p,s", [(0, 10, 7, 2), (1, 14, 8, 3), (2, 8, 6, 3)])
+def test_privacy_audit_topr(seed, n, p, s):
+    rng = np.random.default_rng(seed)
+    worst, miscalibrated = 0.0, 0.0
+    for _ in range(6):
+        prob = toeplitz_problem(n, p, s, int(rng.integers(1 << 30))).clipped(BX, BY)
+        for a, b in neighbour_pairs(prob, rng, BX, BY, lam=1.0):
+            for params in ({"R": "auto"}, {"R": 4}):
+                for eps in (0.5, 4.0):
+                    ratio = _max_ratio(TopR(**params), a, b, eps, lam=1.0)[0]
+                    worst = max(worst, ratio)
+                    assert ratio <= 1 + 1e-9
+            # Power of the audit: the same pairs expose a mechanism calibrated to Delta / 20.
+            miscalibrated = max(miscalibrated, _max_ratio(TopR(), a, b, 1.0, lam=1.0, delta_scale=0.05)[0])
+    assert worst > 0.05
+    assert miscalibrated > 1.0
+
+
+def test_privacy_audit_topr_finite_T():
+    rng = np.random.default_rng(9)
+    for _ in range(6):
+        prob = toeplitz_problem(10, 7, 2, int(rng.integers(1 << 30))).clipped(BX, BY)
+        sel = TopR(R=5, T=2)
+        eps = 1.0
+        for a, b in neighbour_pairs(prob, rng, BX, BY, lam=0.0, k=2):
+            ratio, prep, _ = _max_ratio(sel, a, b, eps, lam=0.0)
+            trial = make_trial(a)
+            bound = epsilon_prime(eps, 5, prep["total"], 2, trial.n, trial.b_y, trial.delta)
+            assert ratio * eps <= bound + 1e-9
+
+
+def test_privacy_audit_mistakes_under_gap_condition():
+    rng = np.random.default_rng(3)
+    checked, worst, miscalibrated = 0, 0.0, 0.0
+    for _ in range(12):
+        n = int(rng.choice([20, 40, 80]))
+        prob = toeplitz_problem(n, 7, 2, int(rng.integers(1 << 30)), snr=20.0).clipped(1.0, 1.0)
+        for a, b in neighbour_pairs(prob, rng, 1.0, 1.0, lam=0.5, k=2):
+            for eps in (0.5, 4.0):
+                ratio, pa, pb = _max_ratio(Mistakes(), a, b, eps, lam=0.5, bounds=(1.0, 1.0))
+                if not (pa["gap_condition"] and pb["gap_condition"]):
+                    continue
+                checked += 1
+                worst = max(worst, ratio)
+                assert ratio <= 1 + 1e-9
+                miscalibrated = max(miscalibrated, _max_ratio(Mistakes(), a, b, eps, lam=0.5, bounds=(1.0, 1.0),
+                                                              delta_scale=0.05)[0])
+    assert checked >= 10
+    assert worst > 0.05
+    assert miscalibrated > 1.0
