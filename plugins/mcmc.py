@@ -115,6 +115,15 @@ def chain_generators(base: int, chains) -> list[np.random.Generator]:
             for k in chains]
 
 
+# Batched row-wise dot products; np.vecdot (numpy >= 2.0) avoids matmul's per-matrix
+# BLAS dispatch for these (s x n)(n) products.
+if hasattr(np, "vecdot"):
+    _rowdot = np.vecdot
+else:  # pragma: no cover - numpy < 2.0
+    def _rowdot(a, b):
+        return np.einsum("...n,...n->...", a, b)
+
+
 class ChainState:
     """Current supports and incremental Gram blocks of a batch of chains.
 
@@ -176,7 +185,7 @@ class ChainState:
         C = len(j)
         rows = np.arange(C)
         xj = self.XT[j]
-        g = np.matmul(self.XS, xj[:, :, None])[:, :, 0]  # (C, s): X_S^T x_j
+        g = _rowdot(self.XS, xj[:, None, :])  # (C, s): X_S^T x_j
         g[rows, pos] = self.score.col_sq[j] + self.score.lam
         G = self.G.copy()
         G[rows, pos, :] = g
