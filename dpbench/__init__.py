@@ -19,3 +19,12 @@ __all__ = [
     "OracleSession", "Param", "Selector", "Solver", "Trial", "DPBenchError", "UnknownNameError",
     "UserInputError", "hookimpl", "Problem", "as_support", "RidgeScore", "sensitivity",
 ]
+
+
+def __getattr__(name):
+    # The Python API imports scikit-learn; load it only when asked for.
+    if name in ("select", "DPSubsetSelector", "SelectionResult"):
+        from . import estimator
+
+        return getattr(estimator, name)
+    raise AttributeError(f"module 'dpbench' has no attribute {name!r}")

@@ -1,0 +1,175 @@
+"""Python API: run any registered selector on arrays, and a scikit-learn transformer.
+
+>>> from dpbench.estimator import select
+>>> result = select("exhaustive", X, y, s=3, epsilon=1.0, random_state=0)   # doctest: +SKIP
+>>> result.support, result.dp_type                                          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .api import Trial
+from .mechanisms import check_epsilon
+from .plugins import registry
+from .problem import Problem
+from .seeding import rng_for
+
+
+@dataclass
+class SelectionResult:
+    """Output of :func:`select`.
+
+    Parameters
+    ----------
+    support : ndarray of shape (s,)
+        The (first) private support.
+    supports : ndarray of shape (draws, s)
+        All private supports drawn.
+    method, dp_type, neighbouring : str
+        The selector and its guarantee (pure / approximate / none; replace-one).
+    epsilon : float
+        Requested privacy parameter; ``epsilon_spent`` the guaranteed one if it differs.
+    certified : bool
+        False if the guarantee could not be established; such output is not private.
+    log_prob : float or None
+        The mechanism's exact log-probability of ``support`` where available.
+    """
+
+    support: np.ndarray
+    supports: np.ndarray
+    method: str
+    dp_type: str
+    neighbouring: str
+    epsilon: float
+    epsilon_spent: float | None
+    delta: float
+    certified: bool
+    log_prob: float | None
+    prepare_seconds: float
+    draw_seconds: float
+    diagnostics: dict = field(default_factory=dict)
+
+
+def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draws: int = 1,
+           b_x: float = 0.5, b_y: float = 0.5, r: float = 1.1, lam: float = 1.0,
+           sensitivity: str = "tight", solver: str = "highs", **params) -> SelectionResult:
+    """Run the registered selector ``method`` on (X, y) and return its private support.
+
+    The data are clipped to [-b_x, b_x] and [-b_y, b_y] first (data-independent, Lemma 2
+    of behdin2024); every selector is calibrated to replace-one neighbouring data sets.
+
+    Parameters
+    ----------
+    method : str
+        A selector name from ``dpbench list``.
+    X : array_like of shape (n, p)
+    y : array_like of shape (n,)
+    s : int
+        Sparsity level, 1 <= s < p.
+    epsilon : float
+        Privacy parameter, > 0.
+    random_state : int, numpy Generator or None
+        Seed of the selector's randomness (None: fresh entropy).
+    draws : int
+        Number of private outputs (they share one preparation).
+    b_x, b_y, r, lam, sensitivity, solver
+        As in ``dpbench compare``.
+    **params
+        The selector's own parameters (``dpbench list`` shows them).
+
+    Returns
+    -------
+    SelectionResult
+
+    Raises
+    ------
+    UserInputError
+        Bad data (NaN, shapes), bad parameters, unknown method.
+    """
+    epsilon = check_epsilon(epsilon)
+    cls = registry().selector(method)
+    selector = cls(**params)
+    problem = Problem(np.asarray(X, dtype=float), np.asarray(y, dtype=float), s, name="array")
+    trial = Trial(problem.clipped(b_x, b_y), b_x=b_x, b_y=b_y, r=r, lam=lam, sensitivity_kind=sensitivity,
+                  solver=solver)
+    if isinstance(random_state, np.random.Generator):
+        rng_prepare, rng_draw = random_state.spawn(2)
+    else:
+        seed = random_state if random_state is not None else np.random.SeedSequence().entropy
+        rng_prepare, rng_draw = rng_for(seed, "prepare", method), rng_for(seed, "draw", method)
+    t0 = time.perf_counter()
+    prepared = selector.prepare(trial, rng_prepare)
+    t1 = time.perf_counter()
+    out = selector.draw(trial, prepared, epsilon, draws, rng_draw)
+    t2 = time.perf_counter()
+    supports = np.sort(np.asarray(out.supports, dtype=np.int64), axis=1)
+    lp = selector.log_prob(trial, prepared, epsilon, supports[0])
+    return SelectionResult(supports[0], supports, method, cls.dp_type, cls.neighbouring, epsilon,
+                           out.epsilon_spent, out.delta, out.certified, lp, t1 - t0, t2 - t1, out.diagnostics)
+
+
+class DPSubsetSelector(SelectorMixin, BaseEstimator):
+    """scikit-learn transformer that keeps the s features chosen by a dpbench selector.
+
+    Usable in a ``Pipeline``; ``get_support()`` gives the mask and ``transform`` keeps the
+    selected columns. ``fit`` draws one private support (see :func:`select`), so with a
+    fixed ``random_state`` refitting is deterministic.
+
+    Parameters
+    ----------
+    method : str
+        Registered selector (default ``"exhaustive"``).
+    s : int
+        Number of features to keep.
+    epsilon : float
+        Privacy parameter.
+    b_x, b_y, r, lam, sensitivity, solver
+        As in :func:`select`.
+    params : dict, optional
+        The selector's own parameters.
+    random_state : int or None
+
+    Attributes
+    ----------
+    support_ : ndarray of shape (s,)
+        Selected column indices.
+    result_ : SelectionResult
+        Diagnostics of the fit (DP type, certification, timings).
+    n_features_in_ : int
+    """
+
+    def __init__(self, method="exhaustive", s=1, epsilon=1.0, b_x=0.5, b_y=0.5, r=1.1, lam=1.0,
+                 sensitivity="tight", solver="highs", params=None, random_state=None):
+        self.method = method
+        self.s = s
+        self.epsilon = epsilon
+        self.b_x = b_x
+        self.b_y = b_y
+        self.r = r
+        self.lam = lam
+        self.sensitivity = sensitivity
+        self.solver = solver
+        self.params = params
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Select s features of X (n_samples, n_features) privately; returns self."""
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
+        self.result_ = select(self.method, X, y, s=self.s, epsilon=self.epsilon, random_state=self.random_state,
+                              b_x=self.b_x, b_y=self.b_y, r=self.r, lam=self.lam,
+                              sensitivity=self.sensitivity, solver=self.solver, **(self.params or {}))
+        self.support_ = self.result_.support
+        return self
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "support_")
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[self.support_] = True
+        return mask
