@@ -28,6 +28,14 @@ matrix is formed and no general QP solver is called.
 Privacy: approximate (epsilon, delta)-DP, and only once the chain has mixed (Roy & Tewari
 2023, Corollary 1); a finite run carries no certificate of mixing, so the guarantee is
 conditional. The output distribution is not known in closed form (no ``log_prob``).
+Corollary 1 bounds the worst-case mixing time, i.e. from any start; the data-driven starts
+(``correlation``, ``lasso``) are non-private functions of the data, and a chain that has
+not mixed leaks its start.
+
+Mixing in practice: a uniform double swap proposes a given feature with probability
+1 / (p - s) per step, so from a random start at p = 10 000 a chain needs of the order of
+10^4 steps per missing true feature; 1000 iterations (the authors' setting) do not mix
+there, whatever epsilon.
 """
 
 from __future__ import annotations
@@ -375,7 +383,9 @@ class MCMC(Selector):
         "iterations": Param(1000, "Metropolis-Hastings steps per chain (authors' NeurIPS experiments: 1000); "
                                   "the output is the final state", int),
         "init": Param("random", "starting support: random (uniform, as in the paper), correlation "
-                                "(top-s |x_j^T y|/||x_j||) or lasso (first s on the LARS-lasso path)",
+                                "(top-s |x_j^T y|/||x_j||) or lasso (first s on the LARS-lasso path); "
+                                "correlation/lasso are non-private functions of the data, so before "
+                                "mixing the output leaks them",
                       str, ("random", "correlation", "lasso")),
     }
 
@@ -437,7 +447,9 @@ class MCMC(Selector):
             "seconds": float(seconds),
             "score_trace_chain0": _trace_summary(trace) if trace is not None else {},
             "privacy": "approximate (epsilon, delta)-DP only after mixing (Roy & Tewari 2023, "
-                       "Corollary 1); mixing is not certified, delta not computed",
+                       "Corollary 1); mixing is not certified, delta not computed"
+                       + ("" if self.config["init"] == "random" else
+                          "; the start is a non-private function of the data"),
         }
         # delta is unknown (it depends on the unverified mixing time), so it is reported as
         # NaN rather than 0, which would read as pure DP.
