@@ -397,6 +397,32 @@ def test_blocks_partition_rows():
                                                     make_blocks(50, np.random.default_rng(1))))
 
 
+def test_lasso_path_votes_equal_the_full_path():
+    """The early-stopped, chunked path gives the same first-s-to-enter as scikit-learn's
+    full lasso_path on the same grid; and lasso votes are the s largest |Lasso coef|."""
+    from sklearn.linear_model import Lasso, lasso_path
+
+    from dpbench_plugins.sampagg import PATH_ALPHAS, PATH_EPS, lasso_path_votes, lasso_votes
+
+    rng = np.random.default_rng(37)
+    for _ in range(10):
+        n, p, s = 12, 40, 3
+        X = rng.normal(size=(n, p))
+        y = X[:, :4] @ rng.normal(size=4) + 0.5 * rng.normal(size=n)
+        Xc, yc = X - X.mean(axis=0), y - y.mean()
+        amax = np.max(np.abs(Xc.T @ yc)) / n
+        _, coefs, _ = lasso_path(Xc, yc, alphas=np.geomspace(amax, amax * PATH_EPS, PATH_ALPHAS))
+        nz = coefs != 0
+        entered = np.flatnonzero(nz.any(axis=1))
+        first = nz[entered].argmax(axis=1)
+        size = np.abs(coefs[entered, first])
+        want = np.sort(entered[np.lexsort((entered, -size, first))[:s]])
+        assert np.array_equal(lasso_path_votes(X, y, s)[0], want)
+        coef = Lasso(alpha=0.05).fit(X, y).coef_
+        top = np.sort(np.argsort(-np.abs(coef), kind="stable")[:s])
+        assert np.array_equal(lasso_votes(X, y, s, 0.05)[0], top[np.abs(coef[top]) > 0])
+
+
 @pytest.mark.parametrize("estimator", ["lasso", "lasso_path"])
 def test_vote_vector_of_a_neighbour_moves_at_most_2s_over_m(estimator):
     """Property test over random replace-one neighbours (same data-independent blocks)."""
