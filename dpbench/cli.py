@@ -31,8 +31,8 @@ COMPARE_DEFAULTS = {
     "target": None,
     "standardize": "standardize",
     "design": None,
-    "n": [200, 400, 800],
-    "p": [20],
+    "n": None,  # the built-in default below applies to the toeplitz generator only
+    "p": None,
     "s": None,  # 3 for the built-in simulation default, 5 on real data (DP-SIS paper's k)
     "snr": None,
     "rho": None,
@@ -54,6 +54,9 @@ COMPARE_DEFAULTS = {
     "backend": "serial",
     "scheduler": None,
 }
+
+
+BUILTIN_DEFAULT = {"n": [200, 400, 800], "p": [20], "s": [3]}
 
 
 def _list_of(conv, label):
@@ -181,12 +184,12 @@ def build_run_config(opts: dict):
     else:
         gen = reg.generator(gen_name)
         grid = {}
-        if opts.get("s") is None and gen_name == "toeplitz":
-            opts = {**opts, "s": [3]}
+        if gen_name == "toeplitz":  # the built-in default: the paper's design scaled down
+            opts = {**opts, **{k: v for k, v in BUILTIN_DEFAULT.items() if opts.get(k) is None}}
         for k in ("n", "p", "s", "snr", "rho"):
             if opts.get(k) is not None and k in gen.params:
                 grid[k] = opts[k] if isinstance(opts[k], list) else [opts[k]]
-            elif opts.get(k) is not None and opts[k] != COMPARE_DEFAULTS[k]:
+            elif opts.get(k) is not None:
                 raise UserInputError(f"generator {gen_name!r} has no parameter {k!r}; its parameters are "
                                      f"{', '.join(gen.params)}")
         if opts.get("design"):

@@ -102,7 +102,7 @@ def check_setting(setting: dict) -> None:
         params = {k: v for k, v in setting.items() if k != "generator"}
         gen = reg.generator(setting["generator"])(**params)
         c = gen.config
-        if "n" in c and c["n"] < 2:
+        if c.get("n") is not None and c["n"] < 2:
             raise UserInputError(f"n = {c['n']}: need at least 2 rows")
         if "s" in c and "p" in c and not 1 <= c["s"] < c["p"]:
             raise UserInputError(f"sparsity level s = {c['s']} must satisfy 1 <= s < p = {c['p']}")
