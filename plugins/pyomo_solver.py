@@ -65,6 +65,10 @@ def solve_master_pyomo(name, master, time_limit, gap):
     model.rows = pyo.ConstraintList()
     var = [model.z[i] for i in range(m)] + [model.eta]
     for idx, vals, lo, hi in master.dense_rows():
+        if not len(idx):  # Pyomo refuses constant constraints: decide them here
+            if lo <= 0 <= hi:
+                continue
+            return MasterResult("infeasible", None, math.inf)
         expr = pyo.quicksum(float(v) * var[i] for i, v in zip(idx.tolist(), vals.tolist()))
         model.rows.add((None if np.isinf(lo) else float(lo), expr, None if np.isinf(hi) else float(hi)))
     opt = pyo.SolverFactory(name)

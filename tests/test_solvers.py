@@ -1,0 +1,324 @@
+"""Best-subset oracle backends against exhaustive enumeration with the shared score.
+
+Every backend (highs, pyomo, gurobi OA, gurobi MISOCP) must return the enumeration optimum
+on small random problems (independent, strongly correlated and near-tied designs), the
+same k-th best objectives through no-good cuts, the same best objective with exactly t
+mistakes, and honour fixed-in/-out constraints. Objectives are compared with the oracle's
+relative gap tolerance (1e-6); supports only where the optimum is unique by a margin.
+"""
+
+import argparse
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpbench import Trial
+from dpbench.errors import SolverLimitError, UserInputError
+from dpbench.oa import ConstraintSet, dual_cuts, perspective_relaxation
+from dpbench.plugins import registry
+from dpbench.problem import Problem
+from dpbench.score import RidgeScore
+from dpbench.combinatorics import iter_supports
+
+TOL = 2e-6  # relative: the oracle's default gap_tol 1e-6 plus rounding
+
+
+def _has_gurobi():
+    try:
+        import gurobipy as gp
+
+        env = gp.Env(empty=True)
+        env.setParam("OutputFlag", 0)
+        env.start()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _has_pyomo_highs():
+    try:
+        import pyomo.environ as pyo
+
+        return bool(pyo.SolverFactory("appsi_highs").available(exception_flag=False))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+HAS_GUROBI = _has_gurobi()
+HAS_PYOMO = _has_pyomo_highs()
+
+BACKENDS = [
+    pytest.param(("highs", {}), id="highs"),
+    pytest.param(("pyomo", {}), id="pyomo-appsi_highs",
+                 marks=pytest.mark.skipif(not HAS_PYOMO, reason="pyomo appsi_highs unavailable")),
+    pytest.param(("gurobi", {}), id="gurobi-oa", marks=pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")),
+    pytest.param(("gurobi", {"formulation": "misocp"}), id="gurobi-misocp",
+                 marks=pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")),
+]
+
+
+def make_problem(kind, seed, n=40, p=10, lam=5.0, r=1.1):
+    """Clipped small problem: 'indep', 'corr' (Toeplitz rho = 0.9) or 'ties' (near-duplicate columns)."""
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, p))
+    if kind == "corr":
+        X = np.empty_like(Z)
+        X[:, 0] = Z[:, 0]
+        for j in range(1, p):
+            X[:, j] = 0.9 * X[:, j - 1] + math.sqrt(1 - 0.81) * Z[:, j]
+    elif kind == "ties":
+        X = Z.copy()
+        X[:, 1] = X[:, 0] + 1e-7 * rng.standard_normal(n)  # near-tie between features 0 and 1
+        X[:, 3] = X[:, 2] * (1 + 1e-9)
+    else:
+        X = Z
+    beta = np.zeros(p)
+    beta[[0, 2, 4]] = 1 / math.sqrt(3)
+    y = X @ beta + 0.5 * rng.standard_normal(n)
+    X, y = np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5)
+    return RidgeScore(X, y, lam=lam, r=r)
+
+
+def enum_all(score, s):
+    S = np.concatenate(list(iter_supports(score.p, s)))
+    return S, score(S)
+
+
+def session(backend, score, s):
+    name, params = backend
+    return registry().solver(name)(**params).session(score, s)
+
+
+def close(a, b):
+    return abs(a - b) <= TOL * max(abs(b), 1e-12) + 1e-12
+
+
+CASES = [("indep", 0, 5.0, 1.1), ("corr", 1, 2.0, 1.1), ("ties", 2, 5.0, 0.4), ("indep", 3, 120.0, 1.1),
+         ("corr", 4, 1.0, 0.3), ("ties", 5, 20.0, np.inf)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_optimum_kth_best_and_mistakes_match_enumeration(backend, case):
+    kind, seed, lam, r = case
+    s = 3
+    score = make_problem(kind, seed, lam=lam, r=r)
+    S_all, v_all = enum_all(score, s)
+    order = np.argsort(v_all, kind="stable")
+    sess = session(backend, score, s)
+
+    # Unconstrained optimum, recomputed with the shared score, with a valid certificate.
+    res = sess.solve()
+    assert res.status == "optimal", res
+    assert close(res.objective, v_all[order[0]])
+    assert res.lower_bound <= v_all[order[0]] + 1e-9
+    assert math.isclose(res.objective, float(score(res.support)[0]), rel_tol=0, abs_tol=1e-12)
+    if v_all[order[1]] - v_all[order[0]] > 1e-4 * v_all[order[0]]:
+        assert res.support.tolist() == S_all[order[0]].tolist()
+
+    # k-th best through no-good cuts on the backend's own previous answers.
+    excluded = [res.support]
+    for k in range(1, 4):
+        rk = sess.solve(exclude=excluded)
+        assert rk.status == "optimal", (k, rk)
+        assert close(rk.objective, v_all[order[k]]), (k, rk.objective, v_all[order[k]])
+        assert tuple(rk.support) not in {tuple(e) for e in excluded}
+        excluded.append(rk.support)
+
+    # Best support with exactly t mistakes relative to the optimum: |S ∩ S1| = s - t.
+    S1 = res.support
+    inter = np.isin(S_all, S1).sum(axis=1)
+    for t in range(0, s + 1):
+        rt = sess.solve(overlap=(S1, s - t))
+        want = v_all[inter == s - t].min()
+        assert rt.status == "optimal"
+        assert np.isin(rt.support, S1).sum() == s - t
+        assert close(rt.objective, want), (t, rt.objective, want)
+
+    # Fixed in / fixed out, and an overlap with an arbitrary reference plus a no-good cut.
+    fin, fout = [5], [0, 2]
+    ok = np.isin(S_all, fin).any(axis=1) & ~np.isin(S_all, fout).any(axis=1)
+    rf = sess.solve(fixed_in=fin, fixed_out=fout)
+    assert rf.status == "optimal" and 5 in rf.support and not set(fout) & set(rf.support.tolist())
+    assert close(rf.objective, v_all[ok].min())
+    ref = np.array([1, 3, 7])
+    ok = (np.isin(S_all, ref).sum(axis=1) == 1)
+    best = S_all[ok][np.argmin(v_all[ok])]
+    ok2 = ok & ~np.all(S_all == best, axis=1)
+    ro = sess.solve(overlap=(ref, 1), exclude=[best])
+    assert ro.status == "optimal" and close(ro.objective, v_all[ok2].min())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_infeasible_constraints_are_certified(backend):
+    score = make_problem("indep", 7)
+    sess = session(backend, score, 3)
+    assert sess.solve(fixed_in=[1, 2, 3, 4]).status == "infeasible"
+    assert sess.solve(fixed_in=[1], fixed_out=[1]).status == "infeasible"
+    r = sess.solve(overlap=([0, 1], 3))  # cannot share 3 features with a 2-feature set
+    assert r.status == "infeasible" and r.support is None
+    # Excluding every support with |S ∩ {0,1,2}| = 3 leaves the overlap infeasible.
+    assert sess.solve(overlap=([0, 1, 2], 3), exclude=[[0, 1, 2]]).status == "infeasible"
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b.id in ("highs", "gurobi-misocp")])
+def test_tiny_time_limit_never_reports_optimal(backend):
+    score = make_problem("corr", 11, n=60, p=40, lam=0.05)
+    S_all, v_all = enum_all(score, 4)
+    opt = v_all.min()
+    res = session(backend, score, 4).solve(time_limit=1e-6)
+    assert res.status in ("time_limit", "error")
+    assert res.status != "optimal"
+    assert res.lower_bound <= opt + 1e-9
+    if res.support is not None:
+        assert res.objective >= opt - 1e-9
+        assert math.isclose(res.objective, float(score(res.support)[0]))
+
+
+def test_highs_with_screening_matches_enumeration_at_p120():
+    """A larger problem where screening removes most features: still the exact optimum and k-th best."""
+    score = make_problem("corr", 21, n=150, p=120, lam=10.0)
+    S_all, v_all = enum_all(score, 3)
+    order = np.argsort(v_all)
+    sess = session(("highs", {}), score, 3)
+    res = sess.solve()
+    assert res.status == "optimal" and close(res.objective, v_all[order[0]])
+    r2 = sess.solve(exclude=[res.support])
+    assert r2.status == "optimal" and close(r2.objective, v_all[order[1]])
+    S1 = res.support
+    inter = np.isin(S_all, S1).sum(axis=1)
+    r3 = sess.solve(overlap=(S1, 1))
+    assert r3.status == "optimal" and close(r3.objective, v_all[inter == 1].min())
+
+
+# ---------------------------------------------------------------- the mathematics of the cuts
+
+
+@pytest.mark.parametrize("r", [np.inf, 1.1, 0.2])
+def test_danskin_gradient_matches_finite_differences(r):
+    score = make_problem("corr", 31, n=30, p=8, lam=3.0, r=r)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        z = rng.uniform(0.2, 0.9, score.p)
+        f0, g = perspective_relaxation(score, z)
+        h = 1e-6
+        fd = np.array([(perspective_relaxation(score, z + h * e)[0] - perspective_relaxation(score, z - h * e)[0])
+                       / (2 * h) for e in np.eye(score.p)])
+        np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-7)
+        assert np.all(g <= 0)  # adding a feature never increases f
+    # At binary z the relaxation equals the shared score, and the gradient is finite at z_i = 0.
+    z = np.zeros(score.p)
+    z[[1, 4, 6]] = 1
+    f, g = perspective_relaxation(score, z)
+    assert math.isclose(f, float(score([1, 4, 6])[0]), rel_tol=1e-10)
+    assert np.all(np.isfinite(g))
+
+
+@pytest.mark.parametrize("r", [np.inf, 1.1, 0.2])
+def test_binary_cuts_are_global_lower_bounds_exact_at_their_point(r):
+    score = make_problem("indep", 41, n=30, p=9, lam=2.0, r=r)
+    S_all, v_all = enum_all(score, 3)
+    gen = S_all[[0, 17, 40]]
+    obj, const, W = dual_cuts(score, gen)
+    np.testing.assert_allclose(obj, v_all[[0, 17, 40]], rtol=1e-12)
+    for k in range(len(gen)):
+        lower = const[k] - W[k][S_all].sum(axis=1)
+        assert np.all(lower <= v_all + 1e-9 * np.abs(v_all))
+        assert math.isclose(const[k] - W[k][gen[k]].sum(), obj[k], rel_tol=1e-9)
+        # The binary cut dominates the tangent (Danskin) cut at every binary point.
+        z0 = np.zeros(score.p)
+        z0[gen[k]] = 1
+        f0, g = perspective_relaxation(score, z0)
+        Z = np.zeros((len(S_all), score.p))
+        np.put_along_axis(Z, S_all, 1.0, axis=1)
+        tangent = f0 + (Z - z0) @ g
+        assert np.all(lower >= tangent - 1e-9 * np.abs(v_all))
+
+
+# ---------------------------------------------------------------- errors and limits
+
+
+@pytest.mark.parametrize("name", ["highs", "pyomo", "gurobi"])
+def test_lam_zero_is_refused_by_oa_backends_with_alternatives(name):
+    score = make_problem("indep", 51, lam=0.0)
+    with pytest.raises(UserInputError, match="enumerate") as ei:
+        registry().solver(name)().session(score, 3)
+    assert "misocp" in str(ei.value) and "lam" in str(ei.value)
+
+
+@pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")
+def test_gurobi_misocp_handles_lam_zero():
+    score = make_problem("corr", 52, lam=0.0, r=0.8)
+    S_all, v_all = enum_all(score, 3)
+    res = registry().solver("gurobi")(formulation="misocp").session(score, 3).solve()
+    assert res.status == "optimal" and close(res.objective, v_all.min())
+
+
+@pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")
+def test_gurobi_size_limit_gives_clear_error():
+    # Without screening the master has p + 1 = 2101 variables: over the pip licence's 2000.
+    score = make_problem("indep", 53, n=20, p=2100, lam=1.0)
+    sess = registry().solver("gurobi")(screen=False).session(score, 2)
+    with pytest.raises(SolverLimitError, match="--solver highs") as ei:
+        sess.solve()
+    assert "size-limited licence" in str(ei.value)
+
+
+def test_pyomo_missing_solver_lists_available_ones():
+    score = make_problem("indep", 54)
+    with pytest.raises(SolverLimitError, match="not available; Pyomo finds:") as ei:
+        registry().solver("pyomo")(solver="no_such_solver_xyz").session(score, 3)
+    if HAS_PYOMO:
+        assert "appsi_highs" in str(ei.value)
+
+
+def test_bad_constraint_input_is_a_user_error():
+    with pytest.raises(UserInputError):
+        ConstraintSet.build(10, 3, exclude=[[0, 1]])
+    with pytest.raises(UserInputError):
+        ConstraintSet.build(10, 3, fixed_in=[12])
+
+
+# ---------------------------------------------------------------- bss selector and CLI
+
+
+def test_bss_selector_returns_cached_certified_optimum():
+    score = make_problem("indep", 61)
+    prob = Problem(score.X, score.y, 3)
+    trial = Trial(prob, lam=5.0, r=1.1, solver="highs")
+    S_all, v_all = enum_all(trial.score, 3)
+    sel = registry().selector("bss")()
+    prepared = sel.prepare(trial, np.random.default_rng(0))
+    d = sel.draw(trial, prepared, 1.0, 4, np.random.default_rng(1))
+    assert d.certified and d.supports.shape == (4, 3)
+    assert (d.supports == S_all[np.argmin(v_all)]).all()
+    # Shared with topr / mistakes under ("bss_optimum", solver) and the same oracle session.
+    assert trial.cache[("bss_optimum", "highs")] is prepared
+    assert sel.describe()["dp_type"] == "none"
+    assert sel.log_prob(trial, prepared, 1.0, d.supports[0]) == 0.0
+
+
+def test_bss_selector_uncertified_when_oracle_is_not():
+    score = make_problem("indep", 62)
+    trial = Trial(Problem(score.X, score.y, 3), lam=5.0, solver="highs")
+    from dpbench.api import OracleResult
+
+    trial.cache[("bss_optimum", "highs")] = OracleResult(np.array([0, 1, 2]), 1.0, 0.5, "time_limit")
+    sel = registry().selector("bss")()
+    d = sel.draw(trial, sel.prepare(trial, None), 1.0, 2, None)
+    assert not d.certified and (d.supports == [0, 1, 2]).all()
+
+
+def test_cli_bss_json(capsys):
+    from dpbench import cli_bss
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    cli_bss.add_parser(sub)
+    args = parser.parse_args(["bss", "--n", "200", "--p", "300", "--s", "3", "--json"])
+    assert args.func(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "optimal" and len(out["support"]) == 3
+    assert out["lower_bound"] <= out["objective"] + 1e-12
