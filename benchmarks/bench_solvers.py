@@ -1,0 +1,78 @@
+"""asv benchmarks: the certified best-subset oracle (solver ``highs``, outer approximation).
+
+Paper design (NeurIPS 2025): toeplitz rho = 0.1, SNR = 5, s = 5, b_x = b_y = 0.5, r = 1.1,
+Lambda = 120. Targets on the 2-core machine: certified optimum (score set-up + oracle
+session + solve; data generation excluded) in a median of <= 2 s at n = 800, p = 10 000
+and <= 0.3 s at n = 400, p = 1000; no p x p matrix at p = 10 000 (peak RSS reported).
+Run ``python benchmarks/bench_solvers.py`` to print medians next to the targets.
+"""
+
+import statistics
+import time
+
+TARGETS = {"time_certified_n800_p10000": 2.0, "time_certified_n400_p1000": 0.3}
+SEEDS = (0, 1, 2, 3, 4)
+
+
+def _problem(n, p, seed):
+    from dpbench.plugins import registry
+    from dpbench.seeding import rng_for
+
+    gen = registry().generator("toeplitz")(n=n, p=p, s=5, rho=0.1, snr=5.0)
+    return gen.generate(rng_for(seed, "data", gen.setting())).clipped(0.5, 0.5)
+
+
+def _solve(problem, solver="highs"):
+    from dpbench.plugins import registry
+    from dpbench.score import RidgeScore
+
+    score = RidgeScore(problem.X, problem.y, lam=120.0, r=1.1)
+    res = registry().solver(solver)().session(score, problem.s).solve()
+    if res.status != "optimal":
+        raise RuntimeError(f"oracle not certified: {res}")
+    return res
+
+
+class TimeCertified:
+    """Certified optimum of one paper-design problem per seed."""
+
+    params = [[(400, 1000), (800, 10000)], list(SEEDS[:3])]
+    param_names = ["n_p", "seed"]
+    timeout = 120
+
+    def setup(self, n_p, seed):
+        self.problem = _problem(*n_p, seed)
+
+    def time_certified(self, n_p, seed):
+        _solve(self.problem)
+
+    def track_master_solves(self, n_p, seed):
+        return _solve(self.problem).iterations
+
+
+def peakmem_certified_n800_p10000():
+    _solve(_problem(800, 10000, 0))
+
+
+def _median_seconds(n, p):
+    times, iters = [], []
+    for seed in SEEDS:
+        prob = _problem(n, p, seed)
+        t = time.perf_counter()
+        res = _solve(prob)
+        times.append(time.perf_counter() - t)
+        iters.append(res.iterations)
+    return statistics.median(times), times, iters
+
+
+if __name__ == "__main__":
+    import resource
+
+    _solve(_problem(100, 200, 0))  # imports, HiGHS start-up
+    for (n, p), key in (((400, 1000), "time_certified_n400_p1000"), ((800, 10000), "time_certified_n800_p10000")):
+        med, times, iters = _median_seconds(n, p)
+        ok = "OK" if med <= TARGETS[key] else "SLOW"
+        print(f"{key}: median {med:.3f} s (target <= {TARGETS[key]} s) {ok}; "
+              f"runs {[round(t, 3) for t in times]}, master solves {iters}")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of this process after the p = 10000 runs (data generation included): {rss:.0f} MB")
