@@ -20,9 +20,9 @@ from .errors import UserInputError
 #: Largest p for which the full p x p Gram matrix X^T X is formed and cached (200 MB).
 GRAM_LIMIT = 5000
 
-# Supports scored per chunk when Gram blocks are assembled from columns of X, so that the
-# (n, chunk, s) gather stays around 64 MB whatever the batch size.
-_GATHER_BYTES = 64 * 2**20
+# Bytes of gathered columns per block when Gram blocks are assembled from columns of X
+# (gram="columns"): about the size of an L2 cache, so the batched matmul reads them from cache.
+_COLUMN_GATHER_BYTES = 512 * 2**10
 
 
 def sensitivity(s: int, b_x: float, b_y: float, r: float, kind: str = "tight") -> float:
@@ -397,6 +397,7 @@ class RidgeScore:
         self._G = self.X.T @ self.X if gram == "full" else None
         # Raveled view for the flat-index gather of the lower triangles in _solve.
         self._Gflat = self._G.ravel() if self._G is not None else None
+        self._XT = None  # X^T, made on first use in columns mode
 
     def gram(self, rows, cols) -> np.ndarray:
         """Entries of X^T X (no ridge): ``G[rows][:, cols]`` of shape (len(rows), len(cols))."""
@@ -406,6 +407,24 @@ class RidgeScore:
             return self._G[np.ix_(rows, cols)]
         return self.X[:, rows].T @ self.X[:, cols]
 
+    def _column_blocks(self, S):
+        """``X_S^T X_S`` (B, s, s) from columns of X, for p too large to cache X^T X."""
+        B, s = S.shape
+        if self._XT is None:
+            # Rows of X^T are the columns of X: gathering them reads contiguous memory,
+            # where X[:, S] touches one cache line per element.
+            self._XT = np.ascontiguousarray(self.X.T)
+        G = np.empty((B, s, s))
+        # small blocks keep the gathered (step, s, n) columns in cache for the matmul
+        step = max(1, _COLUMN_GATHER_BYTES // (8 * self.n * s))
+        buf = np.empty((min(step, B), s, self.n))
+        for a in range(0, B, step):
+            Sb = S[a : a + step]
+            XS = buf[: len(Sb)]
+            np.take(self._XT, Sb, axis=0, out=XS)
+            np.matmul(XS, XS.transpose(0, 2, 1), out=G[a : a + step])
+        return G
+
     def blocks(self, supports) -> tuple[np.ndarray, np.ndarray]:
         """Gram blocks ``X_S^T X_S + lam I`` (B, s, s) and ``X_S^T y`` (B, s) of each support."""
         S = np.asarray(supports, dtype=np.int64)
@@ -413,11 +432,7 @@ class RidgeScore:
         if self._G is not None:
             G = self._G[S[:, :, None], S[:, None, :]]
         else:
-            G = np.empty((B, s, s))
-            step = max(1, _GATHER_BYTES // (8 * self.n * s))
-            for a in range(0, B, step):
-                XS = self.X[:, S[a : a + step]]  # (n, b, s)
-                G[a : a + step] = np.einsum("nbi,nbj->bij", XS, XS)
+            G = self._column_blocks(S)
         if self.lam:
             G = G + self.lam * np.eye(s)
         return G, self.c[S]
@@ -447,12 +462,7 @@ class RidgeScore:
             idx += ST[J]
             np.take(self._Gflat, idx, out=T)
         else:
-            G = np.empty((b, s, s))
-            step = max(1, _GATHER_BYTES // (8 * self.n * s))
-            for a in range(0, b, step):
-                XS = self.X[:, S[a : a + step]]  # (n, step, s)
-                G[a : a + step] = np.einsum("nbi,nbj->bij", XS, XS)
-            T[...] = G[:, I, J].T
+            T[...] = self._column_blocks(S)[:, I, J].T
         if self.lam:
             T[diag] += self.lam
         np.take(self.c, ST, out=C)
