@@ -266,6 +266,71 @@ def _cm_cholesky_solve(T, C):
     return zz, norm2, good
 
 
+def _cm_forward(T, V, out, tmp):
+    """Solve L q = V for the component-major factor L in T (s(s+1)/2, b) (unit: rows of V)."""
+    s = V.shape[0]
+    _, _, pos, diag = _tri_layout(s)
+    out[...] = V
+    for i in range(s):
+        qi = out[i]
+        for k in range(i):
+            np.multiply(T[pos[i][k]], out[k], out=tmp)
+            np.subtract(qi, tmp, out=qi)
+        np.divide(qi, T[diag[i]], out=qi)
+    return out
+
+
+def _cm_trust_region(T0, C0, yy, r, iters=60):
+    """Active-constraint solution for positive definite blocks, component-major.
+
+    Newton's method on ``phi(mu) = 1/||beta(mu)|| - 1/r`` with ``beta(mu) = (G + mu I)^{-1} c``
+    (Moré & Sorensen 1983; Nocedal & Wright, Algorithm 4.3), each step one batched Cholesky
+    of ``G + mu I``: ``mu <- mu + (||beta|| / ||q||)^2 (||beta|| - r) / r`` with
+    ``q = L^{-1} beta``. phi is concave and increasing, so from ``mu = 0`` (where
+    ``||beta|| > r``) the iterates increase monotonically to the root and every
+    ``G + mu I`` stays positive definite.
+
+    Parameters
+    ----------
+    T0 : ndarray of shape (s(s+1)/2, b)
+        Lower triangles of positive definite ``G = X_S^T X_S + lam I`` with ``||G^{-1} c|| > r``.
+    C0 : ndarray of shape (s, b)
+        ``c = X_S^T y``.
+    yy, r : float
+
+    Returns
+    -------
+    scores : ndarray of shape (b,)
+        ``R = y^T y - c^T beta - mu ||beta||^2`` (using ``beta^T G beta = c^T beta - mu ||beta||^2``).
+    beta : ndarray of shape (s, b)
+    converged : ndarray of shape (b,), bool
+        ``| ||beta|| - r | <= 1e-12 r`` and every pivot positive; the caller sends the
+        rest to the eigen path.
+    """
+    s, b = C0.shape
+    _, _, _, diag = _tri_layout(s)
+    mu = np.zeros(b)
+    tmp = np.empty(b)
+    q = np.empty((s, b))
+    conv = np.zeros(b, dtype=bool)
+    for _ in range(iters):
+        T = T0.copy()
+        T[diag] += mu
+        C = C0.copy()
+        zz, norm2, good = _cm_cholesky_solve(T, C)
+        nrm = np.sqrt(norm2)
+        conv = good & (np.abs(nrm - r) <= 1e-12 * r)
+        if conv.all():
+            break
+        _cm_forward(T, C, q, tmp)
+        qq = np.einsum("ib,ib->b", q, q)
+        step = (norm2 / qq) * (nrm - r) / r
+        # converged rows keep their mu; a non-finite step (failed pivot) freezes the row
+        mu = np.where(conv | ~np.isfinite(step), mu, mu + step)
+    scores = yy - zz - mu * norm2
+    return scores, C, conv
+
+
 def _batched_cholesky_solve(G, c):
     """Solve G beta = c for a stack of small SPD matrices (B, s, s), vectorised over the batch.
 
@@ -476,6 +541,7 @@ class RidgeScore:
         scores = np.empty(B)
         beta = np.empty((B, s)) if want_beta else None
         ok = np.empty(B, dtype=bool)
+        good_all = np.empty(B, dtype=bool)
         r2 = self.r * self.r
         ntri = s * (s + 1) // 2
         with np.errstate(all="ignore"):
@@ -490,11 +556,29 @@ class RidgeScore:
                 okb = ok[a : a + b]
                 np.less_equal(norm2, r2, out=okb)
                 np.logical_and(okb, good, out=okb)
+                good_all[a : a + b] = good
                 if want_beta:
                     beta[a : a + b] = C.T
+        rest = np.flatnonzero(~ok & good_all)
+        if rest.size:
+            # Active l2 constraint on a positive definite block: batched Newton on mu.
+            done = np.zeros(B, dtype=bool)
+            with np.errstate(all="ignore"):
+                for a in range(0, rest.size, _CM_BLOCK):
+                    idx = rest[a : a + _CM_BLOCK]
+                    T = np.empty((ntri, idx.size))
+                    C = np.empty((s, idx.size))
+                    self._gather_cm(S[idx], T, C)
+                    sc, be, conv = _cm_trust_region(T, C, self.yy, self.r)
+                    idx = idx[conv]
+                    scores[idx] = sc[conv]
+                    if want_beta:
+                        beta[idx] = be[:, conv].T
+                    done[idx] = True
+            ok |= done
         rest = np.flatnonzero(~ok)
         if rest.size:
-            # Active l2 constraint or numerically singular block: the exact eigen path.
+            # Numerically singular block (or no Newton convergence): the exact eigen path.
             G, c = self.blocks(S[rest])
             sc, be = _eigen_trust_region(G, c, self.yy, self.r)
             scores[rest] = sc

@@ -290,3 +290,24 @@ def test_delta_bound_is_attained_up_to_rounding():
     assert diff <= delta * (1 + 1e-9)
     assert diff >= 0.99 * delta
     np.testing.assert_allclose(RidgeScore(X2, y2, r=r).solve(S)[1][0], r * u, rtol=1e-9)
+
+
+def test_unconverged_newton_rows_fall_back_to_eigen_path(monkeypatch):
+    """The active-constraint Newton iteration capped at 2 steps: rows it leaves unconverged
+    must still get the exact answer (from the eigen path)."""
+    import dpbench.score as score_mod
+
+    real = score_mod._cm_trust_region
+    seen = []
+
+    def capped(T0, C0, yy, r, iters=60):
+        out = real(T0, C0, yy, r, iters=2)
+        seen.append(int((~out[2]).sum()))
+        return out
+
+    monkeypatch.setattr(score_mod, "_cm_trust_region", capped)
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((20, 7))
+    y = 4 * rng.standard_normal(20)
+    check_against_reference(X, y, 0.3, 0.02, all_supports(7, 3))
+    assert sum(seen) > 0  # the fallback really ran
