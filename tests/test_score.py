@@ -311,3 +311,21 @@ def test_unconverged_newton_rows_fall_back_to_eigen_path(monkeypatch):
     y = 4 * rng.standard_normal(20)
     check_against_reference(X, y, 0.3, 0.02, all_supports(7, 3))
     assert sum(seen) > 0  # the fallback really ran
+
+
+@pytest.mark.parametrize("B", [1, 2, 5000])
+def test_inputs_are_not_modified(B):
+    rng = np.random.default_rng(B)
+    X = rng.standard_normal((12, 9))
+    y = rng.standard_normal(12)
+    score = RidgeScore(X, y, lam=0.1, r=0.3)
+    S = np.sort(np.argsort(rng.random((B, 9)), axis=1)[:, :4], axis=1)
+    S0 = S.copy()
+    G, c = score.blocks(S)
+    G0, c0 = G.copy(), c.copy()
+    solve_blocks(G, c, score.yy, score.r)
+    score.solve(S)
+    score(S)
+    np.testing.assert_array_equal(G, G0)
+    np.testing.assert_array_equal(c, c0)
+    np.testing.assert_array_equal(S, S0)
