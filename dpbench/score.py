@@ -434,6 +434,16 @@ class RidgeScore:
     UserInputError
         If lam < 0 or r <= 0.
 
+    Notes
+    -----
+    Scoring (design.md section 3) runs in blocks of a few thousand supports laid out
+    component-major: the s(s+1)/2 lower-triangle entries of each Gram block are gathered by
+    flat index from the cached X^T X, factorised by a Cholesky written as O(s^3) numpy
+    calls over the block, and ``R = y^T y - ||L^{-1} c||^2`` when ``||G^{-1} c|| <= r``.
+    Blocks with an active l2 bound take batched Newton steps on the secular equation
+    (:func:`_cm_trust_region`); numerically singular blocks (lam = 0 with collinear columns
+    or n < s) take the exact eigen path. All paths are exact to rounding (float64).
+
     Examples
     --------
     >>> score = RidgeScore(X, y, lam=0.0, r=1.1)
