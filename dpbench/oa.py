@@ -465,7 +465,7 @@ class OASession(OracleSession):
     """
 
     def __init__(self, score, s, backend, solve_master, *, screen=True, max_cut_mb=200.0, master_cuts=40,
-                 screen_cuts=16, neighbour_cuts=4, max_swaps=100):
+                 screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=200_000):
         super().__init__(score, s)
         require_positive_lam(score, backend)
         self.backend = backend
@@ -476,6 +476,7 @@ class OASession(OracleSession):
         self.neighbour_cuts = neighbour_cuts
         self.max_swaps = max_swaps
         self.pool_cap = 8192
+        self.enum_limit = enum_limit
         self.cuts = _CutPool(score.p, max_cut_mb * 2**20)
         self.pool: dict[tuple, float] = {}  # evaluated supports -> score (heuristic memory)
         self.calls = 0
@@ -648,6 +649,17 @@ class OASession(OracleSession):
 
         if cons.infeasible:
             return result(None, np.inf, np.inf, "infeasible", 0, cons.infeasible)
+        small = self._small_feasible_set(cons)
+        if small is not None:
+            # Few feasible supports (e.g. exactly one mistake: the s (p - s) single swaps):
+            # scoring them all with the shared score is exact and much cheaper than a master
+            # over thousands of near-tied candidates.
+            ok = cons.feasible_mask(small)
+            if not ok.any():
+                return result(None, np.inf, np.inf, "infeasible", 0, "no support satisfies the constraints")
+            vals = self.score(small[ok])
+            b = int(np.argmin(vals))
+            return result(small[ok][b], float(vals[b]), float(vals[b]), "optimal", 0, "enumerated")
 
         S, ub, neigh = self._local_search(self._start(cons), cons, deadline)
         if S is not None:
@@ -706,6 +718,31 @@ class OASession(OracleSession):
     def _closed(ub, lb, gap_tol):
         """Certified gap: (ub - lb) <= gap_tol |ub|, plus rounding slack of the float64 cuts."""
         return ub - lb <= gap_tol * abs(ub) + 1e-12 * max(1.0, abs(ub))
+
+    def _small_feasible_set(self, cons: ConstraintSet):
+        """All supports of an overlap-constrained call when there are at most ``enum_limit`` (else None).
+
+        Only for large p (>= 500); small problems go through the master, which is cheap there.
+        """
+        import itertools
+
+        from .combinatorics import iter_supports, n_supports
+
+        if cons.group is None or self.score.p < 500 or self.enum_limit <= 0:
+            return None
+        inside = np.flatnonzero(cons.group == 1)
+        outside = np.setdiff1d(np.flatnonzero(cons.group == 0), cons.fixed_out)
+        k, t = cons.k, self.s - cons.k
+        if t > outside.size or k > inside.size:
+            return None
+        count = n_supports(inside.size, k) * n_supports(outside.size, t)
+        if count > self.enum_limit:
+            return None
+        ins = np.array(list(itertools.combinations(inside.tolist(), k)), dtype=np.int64).reshape(-1, k)
+        outs = (np.concatenate([outside[c] for c in iter_supports(outside.size, t)]) if t > 0
+                else np.zeros((1, 0), dtype=np.int64))
+        S = np.concatenate([np.repeat(ins, len(outs), axis=0), np.tile(outs, (len(ins), 1))], axis=1)
+        return np.sort(S, axis=1)
 
     def _seed_cuts(self, S):
         """Pool cuts strongest at S (plus S's own cut): the master's initial rows."""
