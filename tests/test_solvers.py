@@ -322,3 +322,16 @@ def test_cli_bss_json(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["status"] == "optimal" and len(out["support"]) == 3
     assert out["lower_bound"] <= out["objective"] + 1e-12
+
+
+def test_large_p_one_mistake_is_enumerated_exactly():
+    """At p >= 500 an overlap call with few feasible supports is scored exhaustively."""
+    score = make_problem("indep", 71, n=60, p=600, lam=10.0)
+    S_all, v_all = enum_all(score, 2)
+    sess = session(("highs", {}), score, 2)
+    res = sess.solve()
+    assert res.status == "optimal" and close(res.objective, v_all.min())
+    inter = np.isin(S_all, res.support).sum(axis=1)
+    r1 = sess.solve(overlap=(res.support, 1), fixed_out=[int(res.support[0])])
+    ok = (inter == 1) & ~np.isin(S_all, res.support[0]).any(axis=1)
+    assert r1.status == "optimal" and close(r1.objective, v_all[ok].min())
