@@ -1,0 +1,88 @@
+"""`dpbench compare` on shipped real data and on user files, scored against a reference support."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dpbench.cli import main
+from dpbench.combinatorics import iter_supports
+from dpbench.data_io import standardize_arrays
+from dpbench.plugins import registry
+from dpbench.score import RidgeScore
+
+
+def test_dataset_with_bss_reference_is_the_exhaustive_mode(tmp_path, capsys):
+    js = tmp_path / "s.json"
+    assert main(["compare", "--methods", "exhaustive,bss", "--dataset", "diabetes", "--s", "3", "--epsilon", "2",
+                 "--trials", "3", "--draws", "50", "--solver", "enumerate", "--out", str(tmp_path / "r.db"),
+                 "--json", str(js)]) == 0
+    captured = capsys.readouterr()
+    assert "certified non-private best subset" in captured.out
+    assert "NOT differentially private" in captured.err  # standardisation uses the data
+    rows = {r["method"]: r for r in json.loads(js.read_text())}
+    assert rows["bss"]["recovery_rate"] == 1.0 and rows["bss"]["dp_type"] == "none"
+    assert all(r["reference"] == "bss" and r["n"] == 442 and r["p"] == 10 for r in rows.values())
+    # the reference is the argmin of the shared score on the standardised, clipped data
+    arrays = registry().dataset("diabetes")().load()
+    X, y, _ = standardize_arrays(arrays.X, arrays.y, "standardize")
+    S = np.concatenate(list(iter_supports(10, 3)))
+    scores = RidgeScore(np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5), lam=1.0, r=1.1)(S)
+    delta = (0.5 + 0.5 * 1.1 * np.sqrt(3)) ** 2
+    lw = -2.0 * scores / (2 * delta)
+    p_best = np.exp(lw.max() - np.logaddexp.reduce(lw))
+    assert rows["exhaustive"]["recovery_prob"] == pytest.approx(p_best, rel=1e-9)
+
+
+@pytest.mark.parametrize("reference", ["lasso", "sis"])
+def test_dataset_other_references(tmp_path, reference):
+    js = tmp_path / "s.json"
+    assert main(["compare", "--methods", "dpsis", "--dataset", "hitters", "--s", "4", "--reference", reference,
+                 "--trials", "2", "--draws", "20", "--out", str(tmp_path / "r.db"), "--json", str(js)]) == 0
+    (row,) = json.loads(js.read_text())
+    assert row["reference"] == reference and row["p"] == 19 and row["trials"] == 2
+
+
+def test_user_csv_and_malformed_files(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 6))
+    y = X[:, 0] - X[:, 3] + 0.1 * rng.standard_normal(120)
+    path = tmp_path / "data.csv"
+    lines = ["a,b,c,d,e,f,outcome"] + [",".join(f"{v:.6f}" for v in [*row, t]) for row, t in zip(X, y)]
+    path.write_text("\n".join(lines) + "\n")
+    js = tmp_path / "s.json"
+    assert main(["compare", "--methods", "exhaustive", "--data", str(path), "--target", "outcome", "--s", "2",
+                 "--reference", "sis", "--epsilon", "20", "--trials", "2", "--draws", "20",
+                 "--out", str(tmp_path / "r.db"), "--json", str(js)]) == 0
+    (row,) = json.loads(js.read_text())
+    assert row["data"] == "data.csv" and row["p"] == 6 and row["recovery_rate"] > 0.5
+
+    capsys.readouterr()
+    assert main(["compare", "--methods", "exhaustive", "--data", str(path), "--target", "nope", "--s", "2",
+                 "--reference", "sis", "--out", str(tmp_path / "x.db")]) == 2
+    assert "outcome" in capsys.readouterr().err  # lists the available columns
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b,outcome\n1,2,3\n4,oops,6\n7,8,9\n")
+    assert main(["compare", "--methods", "exhaustive", "--data", str(bad), "--target", "outcome", "--s", "1",
+                 "--reference", "sis", "--out", str(tmp_path / "x.db")]) == 2
+    assert "oops" in capsys.readouterr().err
+    nan = tmp_path / "nan.csv"
+    nan.write_text("a,b,outcome\n1,2,3\n4,nan,6\n7,8,9\n")
+    assert main(["compare", "--methods", "exhaustive", "--data", str(nan), "--target", "outcome", "--s", "1",
+                 "--reference", "sis", "--out", str(tmp_path / "x.db")]) == 2
+    assert "NaN" in capsys.readouterr().err
+    assert main(["compare", "--methods", "exhaustive", "--data", str(path), "--target", "outcome",
+                 "--reference", "true", "--out", str(tmp_path / "x.db")]) == 2
+    assert "no true support" in capsys.readouterr().err
+
+
+def test_design_only_dataset_points_to_planted(tmp_path, capsys):
+    assert main(["compare", "--methods", "dpsis", "--dataset", "nci60", "--reference", "sis",
+                 "--out", str(tmp_path / "x.db")]) == 2
+    assert "--generator planted" in capsys.readouterr().err
+    js = tmp_path / "s.json"
+    assert main(["compare", "--methods", "dpsis", "--generator", "planted", "--design", "nci60", "--s", "5",
+                 "--epsilon", "50", "--trials", "2", "--draws", "10", "--out", str(tmp_path / "p.db"),
+                 "--json", str(js)]) == 0
+    (row,) = json.loads(js.read_text())
+    assert row["n"] == 64 and row["p"] == 6830 and row["reference"] == "true"
