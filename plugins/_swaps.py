@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpbench import OracleResult
 from dpbench.combinatorics import iter_supports, n_supports, single_swaps, support_ids
 
 #: Chunk of supports scored per call when enumerating a swap level.
@@ -139,58 +140,84 @@ def level_size(p: int, s: int, t: int) -> int:
     return math.comb(s, t) * math.comb(p - s, t)
 
 
-def level_optimum(trial, t: int, solver=None):
-    """Oracle result for the best support with exactly t swaps, |S ∩ S1| = s - t (t >= 2).
+#: ``OracleResult.message`` of a level optimum obtained by closed-form enumeration (no oracle call).
+CLOSED_FORM = "closed-form enumeration of the level"
 
-    Cached under ``("swap_level", solver, t)``; shared by ``topr`` (as the first element of
-    the level's stream) and ``mistakes`` (as R_t).
+#: Levels with at most this many members get their optimum R_t by closed-form enumeration
+#: (exact, certified by construction, and far cheaper than a MIP for e.g. t = 2 at p = 200);
+#: larger levels use the oracle. Either way the cached value is the same exact optimum.
+LEVEL_ENUM_LIMIT = 2_000_000
+
+
+def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None):
+    """Best support with exactly t swaps, |S ∩ S1| = s - t (t >= 2), as an OracleResult.
+
+    Cached under ``("swap_level", solver, t)``; shared by ``topr`` (first element of the
+    level's stream) and ``mistakes`` (R_t). Levels with at most ``enum_limit`` (default
+    :data:`LEVEL_ENUM_LIMIT`) members are scored in closed form, the others by one oracle
+    call with the overlap constraint.
     """
     name = solver_name(trial, solver)
+    limit = LEVEL_ENUM_LIMIT if enum_limit is None else enum_limit
 
     def compute():
         center = single_swap_scores(trial, name).center
+        if level_size(trial.p, trial.s, t) <= limit:
+            t0 = time.perf_counter()
+            best_S, best_sc = None, math.inf
+            for S, sc in _level_chunks(trial, center, t):
+                i = int(np.argmin(sc))
+                cand = np.sort(S[i])
+                if sc[i] < best_sc or (sc[i] == best_sc and tuple(cand) < tuple(best_S)):
+                    best_S, best_sc = cand, float(sc[i])
+            return OracleResult(best_S, best_sc, best_sc, "optimal" if best_S is not None else "infeasible", 0,
+                                time.perf_counter() - t0, CLOSED_FORM)
         return trial.oracle(name).solve(overlap=(center, trial.s - t))
 
     return trial.shared(("swap_level", name, int(t)), compute)
+
+
+def _level_chunks(trial, center, t: int):
+    """Stream (supports (m, s) unsorted rows, scores (m,)) over all members of level t."""
+    p, s = trial.p, trial.s
+    center = np.asarray(center, dtype=np.int64)
+    mask = np.ones(p, dtype=bool)
+    mask[center] = False
+    outside = np.flatnonzero(mask)
+    drops = list(itertools.combinations(range(s), t))
+    kept = [np.delete(center, d) for d in drops]
+    if t == p - s:
+        add_chunks = [np.arange(p - s, dtype=np.int64)[None, :]]
+    else:
+        add_chunks = iter_supports(p - s, t, chunk_size=max(1, _CHUNK // len(drops)))
+    for add in add_chunks:
+        added = outside[add]  # (m, t)
+        m = len(added)
+        S = np.empty((len(drops), m, s), dtype=np.int64)
+        for k, kp in enumerate(kept):
+            S[k, :, : s - t] = kp
+            S[k, :, s - t:] = added
+        S = S.reshape(-1, s)
+        yield S, trial.score(S)
 
 
 def enumerate_level(trial, center, t: int, bound: float = math.inf):
     """All supports with exactly t swaps relative to ``center`` whose score is <= ``bound``.
 
     Streams the C(s, t) C(p - s, t) members in chunks (memory independent of the level's
-    size), scoring each chunk with the shared batched score.
+    size beyond the supports kept), scoring each chunk with the shared batched score.
 
     Returns
     -------
     supports : ndarray of shape (m, s), sorted rows, sorted by (score, support)
     scores : ndarray of shape (m,)
     """
-    p, s = trial.p, trial.s
-    center = np.asarray(center, dtype=np.int64)
-    mask = np.ones(p, dtype=bool)
-    mask[center] = False
-    outside = np.flatnonzero(mask)
     keep_S, keep_sc = [], []
-    if t == p - s:
-        add_chunks = [np.arange(p - s, dtype=np.int64)[None, :]]
-    else:
-        add_chunks = iter_supports(p - s, t, chunk_size=max(1, _CHUNK // math.comb(s, t)))
-    drops = list(itertools.combinations(range(s), t))
-    for add in add_chunks:
-        added = outside[add]  # (m, t)
-        blocks = []
-        for d in drops:
-            kept = np.delete(center, d)
-            blk = np.empty((len(added), s), dtype=np.int64)
-            blk[:, : s - t] = kept
-            blk[:, s - t:] = added
-            blocks.append(blk)
-        S = np.sort(np.concatenate(blocks), axis=1)
-        sc = trial.score(S)
+    for S, sc in _level_chunks(trial, center, t):
         ok = sc <= bound
-        keep_S.append(S[ok])
+        keep_S.append(np.sort(S[ok], axis=1))
         keep_sc.append(sc[ok])
-    S = np.concatenate(keep_S) if keep_S else np.empty((0, s), dtype=np.int64)
+    S = np.concatenate(keep_S) if keep_S else np.empty((0, trial.s), dtype=np.int64)
     sc = np.concatenate(keep_sc) if keep_sc else np.empty(0)
     order = lex_order(sc, S)
     return S[order], sc[order]
@@ -226,6 +253,7 @@ class _Stream:
         self.trial, self.name, self.center, self.t = trial, name, center, t
         self.taken: list[np.ndarray] = []
         self.stats = stats
+        self.oracle_first = first.message != CLOSED_FORM
         self._set(first)
 
     def _set(self, res):
@@ -341,7 +369,7 @@ def _top_list(trial, R, name, enum_limit, max_calls) -> TopList:
     sources = [_Explicit(E_S[order], E_sc[order], 1)]
     streams = {}
     for t in range(2, max_level(p, s) + 1):
-        res = level_optimum(trial, t, name)
+        res = level_optimum(trial, t, name, enum_limit)
         stats["oracle_seconds"] += res.seconds
         st = _Stream(trial, name, center, t, res, stats)
         streams[t] = st
@@ -400,7 +428,7 @@ def _top_list(trial, R, name, enum_limit, max_calls) -> TopList:
         "worst_single": float(singles.worst),
         "r_th_score": float(sc[-1]) if len(sc) else None,
         "extra_calls": int(stats["extra_calls"]),
-        "oracle_calls": 1 + len(streams) + int(stats["extra_calls"]),
+        "oracle_calls": 1 + sum(st.oracle_first for st in streams.values()) + int(stats["extra_calls"]),
         "oracle_seconds": float(stats["oracle_seconds"]),
         "uncertified_calls": int(stats["uncertified_calls"]) + (0 if opt.certified else 1),
         "levels_enumerated": [int(t) for t in enumerated],
@@ -475,21 +503,25 @@ def level_minima(trial, solver=None):
     minima : ndarray of shape (t_max + 1,)
     certified : ndarray of shape (t_max + 1,), bool
     seconds : float
-        Oracle seconds spent on these values.
+        Seconds spent on these values (oracle calls and closed-form level enumerations).
+    calls : int
+        Oracle calls behind them (S1 and the levels too large to enumerate).
     """
     name = solver_name(trial, solver)
     opt = optimum(trial, name)
     singles = single_swap_scores(trial, name)
     if singles is None:
-        return None, None, float(opt.seconds)
+        return None, None, float(opt.seconds), 1
     tmax = max_level(trial.p, trial.s)
     R = np.empty(tmax + 1)
     cert = np.empty(tmax + 1, dtype=bool)
     R[0], cert[0] = singles.center_score, opt.certified
     R[1], cert[1] = singles.best, True
     seconds = float(opt.seconds)
+    calls = 1
     for t in range(2, tmax + 1):
         res = level_optimum(trial, t, name)
         R[t], cert[t] = res.objective, res.certified
         seconds += res.seconds
-    return R, cert, seconds
+        calls += res.message != CLOSED_FORM
+    return R, cert, seconds, calls

@@ -48,7 +48,7 @@ class Mistakes(Selector):
 
     def prepare(self, trial, rng):
         name = self.config["solver"]
-        minima, cert, seconds = _swaps.level_minima(trial, name)
+        minima, cert, seconds, calls = _swaps.level_minima(trial, name)
         opt = _swaps.optimum(trial, name)
         if minima is None:
             return {"center": None, "reason": f"oracle found no optimum (status {opt.status})"}
@@ -68,7 +68,7 @@ class Mistakes(Selector):
             "certified": bool(np.all(cert)),
             "gap": gap,
             "gap_condition": bool(gap > 2 * trial.delta),
-            "oracle_calls": int(len(minima) - 1),
+            "oracle_calls": int(calls),
             "oracle_seconds": float(seconds),
             "lp": {},
         }

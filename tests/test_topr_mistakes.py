@@ -206,7 +206,9 @@ def test_full_R_differs_from_exhaustive_only_at_the_worst_support():
 @pytest.mark.parametrize("seed,n,p,s,lam", [(0, 60, 9, 3, 0.0), (4, 40, 8, 2, 2.0), (6, 30, 7, 4, 1.0),
                                             (8, 50, 6, 3, 0.0)])
 @pytest.mark.parametrize("epsilon", [0.3, 3.0])
-def test_mistakes_closed_form(seed, n, p, s, lam, epsilon):
+@pytest.mark.parametrize("level_limit", [0, _swaps.LEVEL_ENUM_LIMIT])
+def test_mistakes_closed_form(seed, n, p, s, lam, epsilon, level_limit, monkeypatch):
+    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", level_limit)  # 0: every R_t from the oracle
     trial = make_trial(toeplitz_problem(n, p, s, seed), lam=lam)
     sel = Mistakes()
     prep = sel.prepare(trial, None)
@@ -311,15 +313,26 @@ def _instrument(trial, wrap=CountingSession):
     return calls
 
 
-def test_topr_and_mistakes_share_the_oracle_work():
+def test_topr_and_mistakes_share_the_oracle_work(monkeypatch):
+    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
     trial = make_trial(toeplitz_problem(400, 12, 3, 5, snr=10))
     calls = _instrument(trial)
-    TopR().prepare(trial, None)
+    TopR(enum_limit=0).prepare(trial, None)
     n_topr = len(calls)
     assert n_topr == 1 + (3 - 1)  # S1 and the levels t = 2, 3
     Mistakes().prepare(trial, None)
     assert len(calls) == n_topr
     assert trial.cache[("bss_optimum", "enumerate")].certified
+
+
+def test_small_levels_need_no_oracle_call():
+    trial = make_trial(toeplitz_problem(400, 12, 3, 5, snr=10))
+    calls = _instrument(trial)
+    prep = Mistakes().prepare(trial, None)
+    TopR().prepare(trial, None)
+    assert len(calls) == 1 and prep["oracle_calls"] == 1
+    _, _, Rt = grouped_expected(trial, 1.0)
+    np.testing.assert_allclose(prep["minima"], Rt, rtol=1e-12)
 
 
 class TimeLimitedSession(CountingSession):
@@ -333,10 +346,11 @@ class TimeLimitedSession(CountingSession):
         return res
 
 
-def test_uncertified_oracle_gives_uncertified_draws():
+def test_uncertified_oracle_gives_uncertified_draws(monkeypatch):
+    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
     trial = make_trial(toeplitz_problem(60, 9, 3, 0))
     _instrument(trial, TimeLimitedSession)
-    for sel in (TopR(), Mistakes()):
+    for sel in (TopR(enum_limit=0), Mistakes()):
         prep = sel.prepare(trial, None)
         d = sel.draw(trial, prep, 1.0, 10, np.random.default_rng(0))
         assert d.certified is False
