@@ -379,6 +379,65 @@ def build_master(cand, const, W, cons: ConstraintSet, eta_lo=0.0) -> MasterMILP:
                       np.array(hi, float), col_lo, col_hi)
 
 
+# --------------------------------------------------------------------------- branch and bound
+
+
+def _empty_cut(score: RidgeScore):
+    """The binary cut built at the empty support: alpha = y, mu = 0 (module docstring).
+
+    ``R(S) >= y^T y - sum_{i in S} (x_i^T y)^2 / lam`` for every support S.
+    """
+    return float(score.yy), score.c * score.c / score.lam
+
+
+def roots(cons: ConstraintSet):
+    """Split the feasible set of a call into disjoint subproblems (F, C, m).
+
+    Each subproblem is "F fixed in, choose exactly m more features from the candidates C";
+    together they cover every feasible support exactly once (no-good cuts aside). Without
+    an overlap constraint there is one subproblem (F = fixed_in). With ``|S ∩ S0| = k`` the
+    call decomposes by the kept subset K of S0 (design note: K fixed in, S0 \\ K fixed
+    out, the rest chosen outside S0), so subproblem bounds see the exact cost of dropping
+    S0's features instead of the weak bound a cut at S0 gives them.
+
+    Returns
+    -------
+    list of (F : int array, C : int array, m : int)
+    """
+    import itertools
+
+    free = np.ones(cons.p, dtype=bool)
+    free[cons.fixed_out] = False
+    free[cons.fixed_in] = False
+    fin = np.sort(cons.fixed_in)
+    if cons.group is None:
+        return [(fin, np.flatnonzero(free), cons.s - fin.size)]
+    in0 = cons.group == 1
+    G1 = np.flatnonzero(free & in0)
+    need1 = cons.k - int(in0[fin].sum())
+    C = np.flatnonzero(free & ~in0)
+    m = cons.s - cons.k - int((~in0[fin]).sum())
+    if need1 < 0 or need1 > G1.size or m < 0 or m > C.size:
+        return []
+    return [(np.sort(np.concatenate([fin, np.array(K, dtype=np.int64)])), C, m)
+            for K in itertools.combinations(G1.tolist(), need1)]
+
+
+def count_feasible(cons: ConstraintSet) -> int:
+    """Exact number of supports satisfying the fixed and overlap constraints (no-good cuts ignored)."""
+    if cons.infeasible:
+        return 0
+    return sum(math.comb(C.size, m) for _, C, m in roots(cons))
+
+
+def _topm_prefix(w_sorted_desc, m):
+    """s_i = sum of w[i : i + m] for sorted-descending w (the best m-sum from position i on)."""
+    cs = np.concatenate([[0.0], np.cumsum(w_sorted_desc)])
+    L = w_sorted_desc.size
+    i = np.arange(max(L - m + 1, 0))
+    return cs[i + m] - cs[i]
+
+
 # --------------------------------------------------------------------------- the session
 
 
@@ -465,7 +524,8 @@ class OASession(OracleSession):
     """
 
     def __init__(self, score, s, backend, solve_master, *, screen=True, max_cut_mb=200.0, master_cuts=40,
-                 screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=200_000):
+                 screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=1_500_000, leaf_limit=20_000,
+                 default_time_limit=None):
         super().__init__(score, s)
         require_positive_lam(score, backend)
         self.backend = backend
@@ -477,6 +537,13 @@ class OASession(OracleSession):
         self.max_swaps = max_swaps
         self.pool_cap = 8192
         self.enum_limit = enum_limit
+        self.leaf_limit = leaf_limit
+        self.default_time_limit = default_time_limit
+        # Cuts built at partial supports F (branch-and-bound nodes), memory-capped.
+        self._fcuts: dict[tuple, tuple] = {}
+        self._row_cache: dict[int, np.ndarray] = {}
+        self._row_cap = max(64, int(max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
+        self._fcut_cap = max(16, int(max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
         self.cuts = _CutPool(score.p, max_cut_mb * 2**20)
         self.pool: dict[tuple, float] = {}  # evaluated supports -> score (heuristic memory)
         self.calls = 0
@@ -633,9 +700,238 @@ class OASession(OracleSession):
         min_lb = float(lb[screened].min()) if screened.any() else np.inf
         return cand, min_lb
 
+    # ------------------------------------------------------------- Gram rows and exact partial bounds
+    def _rows(self, F):
+        """Rows of X^T X for the features F, shape (|F|, p), cached per feature (O(n p) each)."""
+        F = np.asarray(F, dtype=np.int64)
+        miss = [int(f) for f in F.tolist() if f not in self._row_cache]
+        if miss:
+            sc = self.score
+            if len(self._row_cache) + len(miss) > self._row_cap:
+                self._row_cache.clear()
+            R = sc.gram(miss, self._all) if sc.gram_mode == "full" else sc.X[:, miss].T @ sc.X
+            for f, row in zip(miss, R):
+                self._row_cache[f] = row
+        if not F.size:
+            return np.zeros((0, self.score.p))
+        return np.stack([self._row_cache[int(f)] for f in F.tolist()])
+
+    def _partial(self, F):
+        """Quantities of a partial support F used by the node bounds (cached per F).
+
+        Returns
+        -------
+        cut : (const, W)
+            The binary cut built at F (module docstring): ``R(S) >= const - W[S].sum()``
+            for every support S, computed from Gram rows in O(p |F|^2).
+        ridge : (R0, h)
+            ``R0 = min_beta ||y - X_F beta||^2 + lam ||beta||^2`` (no l2 bound) and, for every
+            feature b outside F, the exact decrease ``h_b = (x_b^T r_F)^2 / m_b`` of that
+            ridge score when b is added, ``m_b = ||x_b||^2 + lam - g_bF^T (G_F + lam I)^{-1} g_bF``
+            (Schur complement; design brief direction 3). Since the l2 bound only raises
+            the score, ``R(F ∪ {b}) >= R0 - h_b`` exactly, a valid and tight bound.
+        """
+        key = tuple(np.asarray(F).tolist())
+        hit = self._fcuts.get(key)
+        if hit is not None:
+            return hit
+        sc = self.score
+        lam, r = sc.lam, sc.r
+        if not F.size:
+            a = sc.c
+            const, W = float(sc.yy), a * a / lam
+            R0, h = float(sc.yy), a * a / (sc.col_sq + lam)
+        else:
+            RF = self._rows(F)
+            Gx = RF[:, F]
+            G = Gx + lam * np.eye(F.size)
+            cF = sc.c[F]
+            _, beta = solve_blocks(G[None], cF[None], sc.yy, r)
+            mu = float(_multiplier(G[None], cF[None], beta, r)[0])
+            beta = beta[0]
+            a = sc.c - RF.T @ beta  # X^T alpha, alpha = y - X_F beta
+            ay = sc.yy - beta @ cF
+            aa = sc.yy - 2.0 * (beta @ cF) + beta @ Gx @ beta
+            r2 = r * r if np.isfinite(r) else 0.0
+            const = float(2.0 * ay - aa - mu * r2)
+            W = a * a / (lam + mu)
+            L = np.linalg.cholesky(G)
+            b0 = np.linalg.solve(G, cF)
+            R0 = float(sc.yy - cF @ b0)
+            g = sc.c - RF.T @ b0
+            V = np.linalg.solve(L, RF)  # (|F|, p)
+            m = sc.col_sq + lam - np.einsum("ij,ij->j", V, V)
+            h = g * g / np.maximum(m, lam)  # m >= lam exactly; the max guards rounding
+            h[F] = 0.0
+        out = ((const, W), (R0, h))
+        if len(self._fcuts) >= self._fcut_cap:
+            self._fcuts.clear()
+        self._fcuts[key] = out
+        return out
+
+    def _score_with(self, F, C, A, GCC=None):
+        """Scores of the supports F ∪ C[A_row] (A: (B, m) indices into C) from cached Gram rows."""
+        sc = self.score
+        f, m = F.size, A.shape[1]
+        s = f + m
+        B = A.shape[0]
+        RF = self._rows(F)
+        idx = C[A]  # (B, m)
+        G = np.empty((B, s, s))
+        G[:, :f, :f] = RF[:, F]
+        cross = RF[:, idx]  # (f, B, m)
+        G[:, :f, f:] = cross.transpose(1, 0, 2)
+        G[:, f:, :f] = cross.transpose(1, 2, 0)
+        if m == 1:
+            G[:, f, f] = sc.col_sq[idx[:, 0]]
+        else:
+            G[:, f:, f:] = GCC[A[:, :, None], A[:, None, :]]
+        G[:, np.arange(s), np.arange(s)] += sc.lam
+        c = np.concatenate([np.broadcast_to(sc.c[F], (B, f)), sc.c[idx]], axis=1)
+        vals, _ = solve_blocks(G, c, sc.yy, sc.r)
+        S = np.concatenate([np.broadcast_to(F, (B, f)), idx], axis=1)
+        S.sort(axis=1)
+        return S, vals
+
+    # ------------------------------------------------------------- branch and bound
+    def _branch_and_bound(self, cons, S_inc, ub, deadline, gap_tol, leaf_limit):
+        """Exact best-first branch and bound over the subproblems of :func:`roots`.
+
+        A node (F, C, m) stands for the supports F ∪ A, A ⊂ C, |A| = m. Bounds (all valid
+        lower bounds on R, so pruning never loses the optimum):
+
+        * m = 1: ``max(R0(F) - h_b, cut at F)`` per candidate b (:meth:`_partial`), exact for
+          the ridge-only score; candidates are scored with the shared closed form in
+          increasing order of that bound until the bound reaches the incumbent.
+        * m >= 2: ``const - W[F].sum() - (sum of the m largest W over C)`` for the cut built
+          at F and the incumbent's cut when it contains F. (Sums of single-feature ridge
+          decreases are *not* valid for m >= 2: a pair can explain more than its parts.)
+          Features whose bound with them forced in exceeds the incumbent are dropped
+          (safe screening per node). A node with at most ``leaf_limit`` completions is
+          scored exhaustively; otherwise it branches on its candidates sorted by weight:
+          child i takes the i-th candidate and completes among the later ones (a partition).
+
+        Returns
+        -------
+        S, ub, lb, status, nodes
+            Best support (or None), its score, a valid lower bound on the constrained
+            optimum, "optimal" / "infeasible" / "time_limit", and nodes processed.
+        """
+        import heapq
+        import itertools
+
+        from .combinatorics import iter_supports
+
+        tick = itertools.count()
+        heap = [(-np.inf, next(tick), F, C, 0, m) for F, C, m in roots(cons)]
+        heapq.heapify(heap)
+        pruned = np.inf  # smallest bound of anything discarded by bound
+        nodes = 0
+        excl = cons.exclude
+        if S_inc is not None and tuple(S_inc.tolist()) in excl:
+            S_inc, ub = None, np.inf
+
+        def tol():
+            return gap_tol * abs(ub) + 1e-12 * max(1.0, abs(ub))
+
+        def open_(lb):  # a node with bound lb may still beat the incumbent
+            return S_inc is None or ub - lb > tol()
+
+        def offer(S, vals):
+            nonlocal S_inc, ub
+            for i in np.argsort(vals, kind="stable"):
+                if vals[i] >= ub:
+                    return
+                if not excl or tuple(S[i].tolist()) not in excl:
+                    S_inc, ub = S[i].copy(), float(vals[i])
+                    return
+
+        while heap:
+            top = heap[0][0]
+            if not open_(top):
+                break
+            if time.perf_counter() > deadline:
+                return S_inc, ub, min(top, pruned, ub), "time_limit", nodes
+            lb_parent, _, F, Cfull, start, m = heapq.heappop(heap)
+            C = Cfull[start:]
+            nodes += 1
+            if m == 0:
+                offer(F[None], self.score(F[None]))
+                continue
+            (const, W), (R0, h) = self._partial(F)
+            cuts = [(const, W)]
+            if S_inc is not None and len(self.cuts):
+                ki = self.cuts.index.get(tuple(S_inc.tolist()))
+                if ki is not None and set(F.tolist()) <= set(self.cuts.keys[ki]):
+                    cuts.append((float(self.cuts.const[ki]), self.cuts.W[ki]))
+            if m == 1:
+                lbb = R0 - h[C]
+                for cst, Wk in cuts:
+                    lbb = np.maximum(lbb, cst - Wk[F].sum() - Wk[C])
+                order = np.argsort(lbb, kind="stable")
+                for a in range(0, order.size, 4096):
+                    chunk = order[a:a + 4096]
+                    if not open_(lbb[chunk[0]]):
+                        pruned = min(pruned, float(lbb[chunk[0]]))
+                        break
+                    S, vals = self._score_with(F, C, chunk[:, None])
+                    offer(S, vals)
+                continue
+            if math.comb(C.size, m) <= leaf_limit:
+                GCC = self._gcc(C)
+                for chunk in iter_supports(C.size, m, chunk_size=max(1, 131_072 // m)):
+                    S, vals = self._score_with(F, C, chunk, GCC)
+                    offer(S, vals)
+                continue
+            lb, best_cut = lb_parent, 0
+            best_val = -np.inf
+            for j, (cst, Wk) in enumerate(cuts):
+                w = Wk[C]
+                val = cst - Wk[F].sum() - np.partition(w, w.size - m)[w.size - m:].sum()
+                if val > best_val:
+                    best_cut, best_val = j, val
+            lb = max(lb, best_val)
+            if not open_(lb):
+                pruned = min(pruned, lb)
+                continue
+            if S_inc is not None:
+                # Safe screening inside the node: drop b when forcing it in cannot beat ub.
+                lbb = np.full(C.size, -np.inf)
+                for cst, Wk in cuts:
+                    ex, _ = _top_sum_excluding(Wk, C, m - 1)
+                    lbb = np.maximum(lbb, cst - Wk[F].sum() - Wk[C] - ex)
+                drop = ub - lbb <= tol()
+                if drop.any():
+                    pruned = min(pruned, float(lbb[drop].min()))
+                    C = C[~drop]
+                if C.size < m:
+                    continue
+                if math.comb(C.size, m) <= leaf_limit:
+                    heapq.heappush(heap, (lb, next(tick), F, C, 0, m))
+                    continue
+            cst, Wk = cuts[best_cut]
+            Cs = C[np.argsort(-Wk[C], kind="stable")]
+            child = cst - Wk[F].sum() - _topm_prefix(Wk[Cs], m)  # child i: Cs[i] in, rest from Cs[i+1:]
+            for i in range(child.size):
+                b = max(lb, float(child[i]))
+                if not open_(b):
+                    pruned = min(pruned, b)
+                    break  # child bounds are nondecreasing in i
+                heapq.heappush(heap, (b, next(tick), np.sort(np.append(F, Cs[i])), Cs, i + 1, m - 1))
+        lb_final = min(heap[0][0] if heap else np.inf, pruned, ub)
+        if S_inc is None:
+            return None, np.inf, np.inf, "infeasible", nodes
+        return S_inc, ub, lb_final, "optimal", nodes
+
+    def _gcc(self, C):
+        sc = self.score
+        return sc.gram(C, C) if sc.gram_mode == "full" else sc.X[:, C].T @ sc.X[:, C]
+
     # ------------------------------------------------------------- the oracle
     def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6):
         t0 = time.perf_counter()
+        if time_limit is None:
+            time_limit = self.default_time_limit
         deadline = t0 + (time_limit if time_limit is not None else math.inf)
         self.calls += 1
         cons = ConstraintSet.build(self.score.p, self.s, exclude, overlap, fixed_in, fixed_out)
@@ -649,17 +945,24 @@ class OASession(OracleSession):
 
         if cons.infeasible:
             return result(None, np.inf, np.inf, "infeasible", 0, cons.infeasible)
-        small = self._small_feasible_set(cons)
-        if small is not None:
-            # Few feasible supports (e.g. exactly one mistake: the s (p - s) single swaps):
-            # scoring them all with the shared score is exact and much cheaper than a master
-            # over thousands of near-tied candidates.
-            ok = cons.feasible_mask(small)
-            if not ok.any():
-                return result(None, np.inf, np.inf, "infeasible", 0, "no support satisfies the constraints")
-            vals = self.score(small[ok])
-            b = int(np.argmin(vals))
-            return result(small[ok][b], float(vals[b]), float(vals[b]), "optimal", 0, "enumerated")
+        count = count_feasible(cons)
+        if count == 0:
+            return result(None, np.inf, np.inf, "infeasible", 0, "no support satisfies the constraints")
+        if count <= self.enum_limit or cons.group is not None:
+            # Few feasible supports: score them all (certified by construction). Overlap
+            # calls: branch and bound over the kept subsets of S0 (see _branch_and_bound),
+            # whose per-subproblem cuts are far tighter than cuts built around S0.
+            S, ub = None, np.inf
+            if count > self.enum_limit:
+                S, ub, _ = self._local_search(self._start(cons), cons, deadline)
+            leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
+            S, ub, lb, status, nodes = self._branch_and_bound(cons, S, ub, deadline, gap_tol, leaf)
+            if status == "infeasible":
+                return result(None, np.inf, np.inf, "infeasible", nodes, "no support satisfies the constraints")
+            if count > self.enum_limit:
+                self._add_cuts(S[None])
+            how = "enumerated" if count <= self.enum_limit else f"branch and bound, {nodes} nodes"
+            return result(S, ub, lb, status, nodes, how if status == "optimal" else "time limit reached")
 
         S, ub, neigh = self._local_search(self._start(cons), cons, deadline)
         if S is not None:
