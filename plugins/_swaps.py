@@ -149,13 +149,15 @@ CLOSED_FORM = "closed-form enumeration of the level"
 LEVEL_ENUM_LIMIT = 2_000_000
 
 
-def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None):
+def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, time_limit: float | None = None):
     """Best support with exactly t swaps, |S ∩ S1| = s - t (t >= 2), as an OracleResult.
 
     Cached under ``("swap_level", solver, t)``; shared by ``topr`` (first element of the
     level's stream) and ``mistakes`` (R_t). Levels with at most ``enum_limit`` (default
     :data:`LEVEL_ENUM_LIMIT`) members are scored in closed form, the others by one oracle
-    call with the overlap constraint.
+    call with the overlap constraint, limited to ``time_limit`` seconds (an interrupted call
+    is uncertified). The cache holds the first computation, whatever limit a later caller
+    passes.
     """
     name = solver_name(trial, solver)
     limit = LEVEL_ENUM_LIMIT if enum_limit is None else enum_limit
@@ -172,7 +174,7 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None):
                     best_S, best_sc = cand, float(sc[i])
             return OracleResult(best_S, best_sc, best_sc, "optimal" if best_S is not None else "infeasible", 0,
                                 time.perf_counter() - t0, CLOSED_FORM)
-        return trial.oracle(name).solve(overlap=(center, trial.s - t))
+        return trial.oracle(name).solve(overlap=(center, trial.s - t), time_limit=time_limit)
 
     return trial.shared(("swap_level", name, int(t)), compute)
 
@@ -249,14 +251,18 @@ class _Explicit:
 class _Stream:
     """One swap level t >= 2 explored by oracle calls in increasing order of score."""
 
-    def __init__(self, trial, name, center, t, first, stats):
+    def __init__(self, trial, name, center, t, first, stats, time_limit=None):
         self.trial, self.name, self.center, self.t = trial, name, center, t
+        self.time_limit = time_limit
         self.taken: list[np.ndarray] = []
         self.stats = stats
         self.oracle_first = first.message != CLOSED_FORM
         self._set(first)
 
     def _set(self, res):
+        # An uncertified call (time limit) spoils the list only if its support is taken or
+        # its lower bound stays below the final R-th score (checked at the end of the merge).
+        self.certified = res.certified
         if not res.certified:
             self.stats["uncertified_calls"] += 1
         # The latest call's bound holds for every member of the level not yet taken.
@@ -273,6 +279,8 @@ class _Stream:
 
     def pop(self, fetch_next: bool):
         score, S = self.current
+        if not self.certified:
+            self.stats["taken_uncertified"] = True
         self.taken.append(S)
         self.current = None
         if fetch_next:
@@ -280,7 +288,7 @@ class _Stream:
                 self.stats["budget_exhausted"] = True
                 return S[None, :], np.array([score])
             res = self.trial.oracle(self.name).solve(overlap=(self.center, self.trial.s - self.t),
-                                                     exclude=np.array(self.taken))
+                                                     exclude=np.array(self.taken), time_limit=self.time_limit)
             self.stats["extra_calls"] += 1
             self.stats["oracle_seconds"] += res.seconds
             self._set(res)
@@ -313,7 +321,8 @@ class TopList:
     diagnostics: dict = field(default_factory=dict)
 
 
-def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls: int = 1000) -> TopList:
+def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls: int = 1000,
+             time_limit: float | None = None) -> TopList:
     """The exact top-R list by a k-way merge over swap levels (cached per trial and arguments).
 
     Parameters
@@ -329,6 +338,8 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
         one oracle call per member; 0 forces oracle calls throughout.
     max_calls : int
         Budget of extra oracle calls; when exhausted the list is marked uncertified.
+    time_limit : float, optional
+        Seconds per oracle call on the swap levels (None: no limit).
 
     Returns
     -------
@@ -347,15 +358,16 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     best >= 2-swap support, with no extra call.
     """
     name = solver_name(trial, solver)
-    key = ("topr_list", name, int(R), int(enum_limit), int(max_calls))
-    return trial.shared(key, lambda: _top_list(trial, int(R), name, int(enum_limit), int(max_calls)))
+    key = ("topr_list", name, int(R), int(enum_limit), int(max_calls), time_limit)
+    return trial.shared(key, lambda: _top_list(trial, int(R), name, int(enum_limit), int(max_calls), time_limit))
 
 
-def _top_list(trial, R, name, enum_limit, max_calls) -> TopList:
+def _top_list(trial, R, name, enum_limit, max_calls, time_limit) -> TopList:
     p, s = trial.p, trial.s
     opt = optimum(trial, name)
     singles = single_swap_scores(trial, name)
     stats = {"extra_calls": 0, "max_calls": max_calls, "budget_exhausted": False, "uncertified_calls": 0,
+             "taken_uncertified": False,
              "oracle_seconds": float(opt.seconds)}
     if singles is None:
         return TopList(np.empty((0, s), dtype=np.int64), np.empty(0), False,
@@ -369,9 +381,9 @@ def _top_list(trial, R, name, enum_limit, max_calls) -> TopList:
     sources = [_Explicit(E_S[order], E_sc[order], 1)]
     streams = {}
     for t in range(2, max_level(p, s) + 1):
-        res = level_optimum(trial, t, name, enum_limit)
+        res = level_optimum(trial, t, name, enum_limit, time_limit)
         stats["oracle_seconds"] += res.seconds
-        st = _Stream(trial, name, center, t, res, stats)
+        st = _Stream(trial, name, center, t, res, stats, time_limit)
         streams[t] = st
         sources.append(st)
     v2 = min((st.current[0] for st in streams.values() if st.current is not None), default=math.inf)
@@ -415,7 +427,11 @@ def _top_list(trial, R, name, enum_limit, max_calls) -> TopList:
     order = lex_order(sc, S)
     S, sc = S[order], sc[order]
     complete = len(sc) == R and not stats["budget_exhausted"]
-    certified = complete and stats["uncertified_calls"] == 0 and opt.certified
+    # Exact iff S1 is certified, nothing taken came from an uncertified call, and every level
+    # still holding an uncertified head has a lower bound at or above the R-th score.
+    open_uncertified = [st for t, st in streams.items()
+                        if t not in enumerated and not st.certified and st.lower < (sc[-1] if len(sc) else math.inf)]
+    certified = complete and opt.certified and not stats["taken_uncertified"] and not open_uncertified
     lows = [st.lower for t, st in streams.items()
             if t not in enumerated and (st.current is not None or st.taken)]
     lows += [src.head()[0] for src in sources if isinstance(src, _Explicit) and src.head() is not None]
@@ -430,7 +446,7 @@ def _top_list(trial, R, name, enum_limit, max_calls) -> TopList:
         "extra_calls": int(stats["extra_calls"]),
         "oracle_calls": 1 + sum(st.oracle_first for st in streams.values()) + int(stats["extra_calls"]),
         "oracle_seconds": float(stats["oracle_seconds"]),
-        "uncertified_calls": int(stats["uncertified_calls"]) + (0 if opt.certified else 1),
+        "uncertified_calls": int(stats["uncertified_calls"]),
         "levels_enumerated": [int(t) for t in enumerated],
         "from_levels": {str(t): int(np.sum(_levels(S, center) == t)) for t in range(0, max_level(p, s) + 1)},
         "slack": slack,
@@ -492,7 +508,7 @@ def support_index(list_supports, p: int):
     return lookup
 
 
-def level_minima(trial, solver=None):
+def level_minima(trial, solver=None, time_limit=None):
     """R_t for t = 0 .. min(s, p - s) and whether each is certified (design.md 4.3).
 
     R_0 = R(S1); R_1 = the best single swap (closed form); R_t, t >= 2, from
@@ -520,7 +536,7 @@ def level_minima(trial, solver=None):
     seconds = float(opt.seconds)
     calls = 1
     for t in range(2, tmax + 1):
-        res = level_optimum(trial, t, name)
+        res = level_optimum(trial, t, name, time_limit=time_limit)
         R[t], cert[t] = res.objective, res.certified
         seconds += res.seconds
         calls += res.message != CLOSED_FORM

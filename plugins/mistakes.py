@@ -44,11 +44,13 @@ class Mistakes(Selector):
     uses_oracle = True
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
+        "time_limit": Param(None, "seconds per oracle call on the swap levels (default none); a call that "
+                            "hits it leaves the trial uncertified", float),
     }
 
     def prepare(self, trial, rng):
         name = self.config["solver"]
-        minima, cert, seconds, calls = _swaps.level_minima(trial, name)
+        minima, cert, seconds, calls = _swaps.level_minima(trial, name, self.config["time_limit"])
         opt = _swaps.optimum(trial, name)
         if minima is None:
             return {"center": None, "reason": f"oracle found no optimum (status {opt.status})"}

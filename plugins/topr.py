@@ -102,6 +102,8 @@ class TopR(Selector):
                             "when they enter the list (0 = oracle calls only)", int),
         "max_calls": Param(1000, "budget of extra oracle calls when the authors' check fails; "
                            "beyond it the trial is uncertified", int),
+        "time_limit": Param(None, "seconds per oracle call on the swap levels (default none); a call that "
+                            "hits it leaves the trial uncertified", float),
     }
 
     def _resolve_r(self, p, s):
@@ -122,7 +124,7 @@ class TopR(Selector):
             raise UserInputError(f"topr.T = {T}: Theorem 1 needs T > 1; use T >= 2 or inf")
         R = self._resolve_r(trial.p, trial.s)
         lst = _swaps.top_list(trial, R, self.config["solver"], self.config["enum_limit"],
-                              self.config["max_calls"])
+                              self.config["max_calls"], self.config["time_limit"])
         total = n_supports(trial.p, trial.s)
         return {
             "list": lst,

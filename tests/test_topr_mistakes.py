@@ -358,6 +358,31 @@ def test_uncertified_oracle_gives_uncertified_draws(monkeypatch):
         assert d.supports.shape == (10, 3)
 
 
+class DeepLevelsTimeLimited(CountingSession):
+    """Levels t >= 3 stop at their time limit with a valid lower bound just below the optimum."""
+
+    def solve(self, **kw):
+        res = self.inner.solve(**kw)
+        self.calls.append(kw)
+        ov = kw.get("overlap")
+        if ov is not None and ov[1] < len(ov[0]) - 2:
+            return OracleResult(res.support, res.objective, res.objective - 1e-3, "time_limit", 1, 0.0)
+        return res
+
+
+def test_uncertified_deep_levels_do_not_spoil_a_list_their_bounds_certify(monkeypatch):
+    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    trial = make_trial(toeplitz_problem(400, 12, 3, 5, snr=10))
+    _instrument(trial, DeepLevelsTimeLimited)
+    lst = _swaps.top_list(trial, auto_r(12, 3), enum_limit=0)
+    assert lst.diagnostics["uncertified_calls"] == 1 and lst.diagnostics["check_passed"]
+    assert lst.certified  # level 3's lower bound is above the R-th score
+    S, _ = enumerate_all(trial)
+    np.testing.assert_array_equal(lst.supports, S[:len(lst.scores)])
+    d = Mistakes().draw(trial, Mistakes().prepare(trial, None), 1.0, 5, np.random.default_rng(0))
+    assert not d.certified  # mistakes needs R_3 itself
+
+
 # --------------------------------------------------------------------------- privacy audit
 
 
