@@ -303,7 +303,9 @@ def print_summary(summary, cfg=None, out=console) -> None:
         out.print(f"[dim]neighbouring data sets: replace-one · b_x={cfg.b_x:g}, b_y={cfg.b_y:g}, r={cfg.r:g}, "
                   f"Λ={cfg.lam:g}, Δ: {cfg.sensitivity} · reference: {ref} · recovery: mean over trials of "
                   f"the per-trial exact-recovery rate over {cfg.draws} draws · P(exact): the mechanism's "
-                  f"analytic probability of exact recovery (— where not available)[/dim]")
+                  f"analytic probability of exact recovery (— where not available) · median s: preparation + "
+                  f"draws per trial; work shared between methods of a trial (e.g. topr/mistakes oracle calls) "
+                  f"is charged to the first method that needs it[/dim]")
 
 
 def _add_list(sub):
