@@ -335,3 +335,103 @@ def test_large_p_one_mistake_is_enumerated_exactly():
     r1 = sess.solve(overlap=(res.support, 1), fixed_out=[int(res.support[0])])
     ok = (inter == 1) & ~np.isin(S_all, res.support[0]).any(axis=1)
     assert r1.status == "optimal" and close(r1.objective, v_all[ok].min())
+
+
+# ---------------------------------------------------------------- enumeration fallback and branch and bound
+
+
+def _bnb_session(score, s, **kw):
+    from dpbench.oa import OASession
+    from dpbench_plugins.highs_solver import solve_master_highs
+
+    return OASession(score, s, "highs", solve_master_highs, **kw)
+
+
+@pytest.mark.parametrize("case", [("indep", 81, 5.0, 1.1), ("corr", 82, 1.0, 0.3), ("ties", 83, 20.0, np.inf),
+                                  ("corr", 84, 120.0, 1.1)], ids=lambda c: f"{c[0]}-{c[1]}")
+@pytest.mark.parametrize("limits", [dict(enum_limit=0, leaf_limit=1), dict(enum_limit=0, leaf_limit=30),
+                                    dict(enum_limit=10**6)], ids=["bnb-deep", "bnb-leaves", "enumerate"])
+def test_branch_and_bound_and_enumeration_match_brute_force(case, limits):
+    """Every overlap level, with fixed sets and no-good cuts, against brute force (p = 13, s = 4)."""
+    kind, seed, lam, r = case
+    s = 4
+    score = make_problem(kind, seed, n=40, p=13, lam=lam, r=r)
+    S_all, v_all = enum_all(score, s)
+    sess = _bnb_session(score, s, **limits)
+    S1 = sess.solve().support
+    inter = np.isin(S_all, S1).sum(axis=1)
+    for t in range(0, s + 1):
+        ok = inter == s - t
+        res = sess.solve(overlap=(S1, s - t))
+        assert res.status == "optimal", (t, res)
+        assert close(res.objective, v_all[ok].min()) and res.lower_bound <= v_all[ok].min() + 1e-9
+        # The next two of the level through no-good cuts (topr's streams).
+        ex = [res.support]
+        for _ in range(2):
+            rk = sess.solve(overlap=(S1, s - t), exclude=ex)
+            mask = ok.copy()
+            for e in ex:
+                mask &= ~np.all(S_all == np.sort(e), axis=1)
+            if not mask.any():
+                assert rk.status == "infeasible"
+                break
+            assert rk.status == "optimal" and close(rk.objective, v_all[mask].min()), (t, rk)
+            ex.append(rk.support)
+    fin, fout = [int(S1[0])], [int(S1[1]), 12]
+    mask = (inter == 2) & np.isin(S_all, fin).any(axis=1) & ~np.isin(S_all, fout).any(axis=1)
+    rf = sess.solve(overlap=(S1, 2), fixed_in=fin, fixed_out=fout)
+    assert rf.status == "optimal" and close(rf.objective, v_all[mask].min())
+
+
+def test_count_feasible_matches_brute_force():
+    from dpbench.oa import count_feasible
+
+    S_all = np.concatenate(list(iter_supports(12, 4)))
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        S0 = rng.choice(12, size=rng.integers(1, 6), replace=False)
+        k = int(rng.integers(0, 5))
+        fin = rng.choice(12, size=rng.integers(0, 3), replace=False)
+        fout = np.setdiff1d(rng.choice(12, size=rng.integers(0, 4), replace=False), fin)
+        cons = ConstraintSet.build(12, 4, overlap=(S0, k), fixed_in=fin, fixed_out=fout)
+        assert count_feasible(cons) == int(cons.feasible_mask(S_all).sum())
+        cons = ConstraintSet.build(12, 4, fixed_in=fin, fixed_out=fout)
+        assert count_feasible(cons) == int(cons.feasible_mask(S_all).sum())
+
+
+@pytest.mark.parametrize("r", [np.inf, 1.1, 0.2])
+@pytest.mark.parametrize("kind", ["indep", "corr", "ties"])
+def test_partial_support_bounds_are_valid_over_all_supports(kind, r):
+    """Cut at a partial support F <= R(S) for every S; R0(F) - h_b <= R(F ∪ b), equal without the l2 bound."""
+    score = make_problem(kind, 91, n=30, p=10, lam=2.0, r=r)
+    sess = _bnb_session(score, 4)
+    S_all, v_all = enum_all(score, 4)
+    for F in ([], [0], [1, 3], [0, 2, 4]):
+        F = np.array(F, dtype=np.int64)
+        (const, W), (R0, h) = sess._partial(F)
+        lower = const - W[S_all].sum(axis=1)
+        assert np.all(lower <= v_all + 1e-9 * np.abs(v_all))
+        others = np.setdiff1d(np.arange(score.p), F)
+        sup = np.sort(np.concatenate([np.repeat(F[None], others.size, 0), others[:, None]], axis=1), axis=1)
+        exact = score(sup)
+        assert np.all(R0 - h[others] <= exact + 1e-9 * np.abs(exact))
+        if not np.isfinite(r):
+            np.testing.assert_allclose(R0 - h[others], exact, rtol=1e-9)
+        # The node bound of branch and bound over all completions of F.
+        m = 4 - F.size
+        comp = np.array([np.isin(F, row).all() for row in S_all])
+        node = const - W[F].sum() - np.sort(W[others])[::-1][:m].sum()
+        assert node <= v_all[comp].min() + 1e-9
+
+
+def test_branch_and_bound_time_limit_is_honest():
+    score = make_problem("corr", 95, n=60, p=60, lam=0.5)
+    sess = _bnb_session(score, 4, enum_limit=0, leaf_limit=1)
+    S_all, v_all = enum_all(score, 4)
+    S1 = S_all[np.argmin(v_all)]
+    ok = np.isin(S_all, S1).sum(axis=1) == 0
+    res = sess.solve(overlap=(S1, 0), time_limit=1e-4)
+    assert res.status != "optimal"
+    assert res.lower_bound <= v_all[ok].min() + 1e-9
+    if res.support is not None:
+        assert res.objective >= v_all[ok].min() - 1e-9
