@@ -76,3 +76,43 @@ if __name__ == "__main__":
               f"runs {[round(t, 3) for t in times]}, master solves {iters}")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of this process after the p = 10000 runs (data generation included): {rss:.0f} MB")
+
+
+# ------------------------------------------------------------- overlap (swap-level) calls
+LEVEL_TARGETS = {"level_p20_default": 0.05}
+
+
+def _level_calls(n, p, s, lam, seed, ts, time_limit):
+    """Certified best support with exactly t swaps from S1, for t in ts (one session)."""
+    from dpbench.plugins import registry
+    from dpbench.score import RidgeScore
+    from dpbench.seeding import rng_for
+
+    gen = registry().generator("toeplitz")(n=n, p=p, s=s, rho=0.1, snr=5.0)
+    prob = gen.generate(rng_for(seed, "data", gen.setting())).clipped(0.5, 0.5)
+    sess = registry().solver("highs")().session(RidgeScore(prob.X, prob.y, lam=lam, r=1.1), s)
+    S1 = sess.solve().support
+    out = []
+    for t in ts:
+        t0 = time.perf_counter()
+        r = sess.solve(overlap=(S1, s - t), time_limit=time_limit)
+        out.append((t, r.status, r.iterations, time.perf_counter() - t0))
+    return out
+
+
+def time_levels_p20_default():
+    """The built-in compare default (p = 20, s = 3, Lambda = 1): every level is enumerated."""
+    _level_calls(200, 20, 3, 1.0, 0, (2, 3), None)
+
+
+def time_levels_p200():
+    _level_calls(400, 200, 5, 120.0, 0, (2, 3, 4, 5), 60.0)
+
+
+if __name__ == "__main__":
+    for (n, p, s, lam, ts) in ((200, 20, 3, 1.0, (2, 3)), (400, 200, 5, 120.0, (2, 3, 4, 5)),
+                               (800, 10000, 5, 120.0, (2, 3, 4, 5))):
+        for seed in (0,):
+            rows = _level_calls(n, p, s, lam, seed, ts, 60.0)
+            print(f"levels n={n} p={p} s={s} lam={lam} seed={seed}: " +
+                  ", ".join(f"t={t} {st} {it} nodes {sec:.2f} s" for t, st, it, sec in rows))
