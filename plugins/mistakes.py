@@ -44,8 +44,9 @@ class Mistakes(Selector):
     uses_oracle = True
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
-        "time_limit": Param(None, "seconds per oracle call on the swap levels (default none); a call that "
-                            "hits it leaves the trial uncertified", float),
+        "time_limit": Param(60.0, "seconds per oracle call on the swap levels (default 60, so a trial "
+                            "never hangs; inf = no limit); a call that hits it leaves the trial "
+                            "uncertified (Draws.certified = False)", float),
     }
 
     def prepare(self, trial, rng):

@@ -102,8 +102,9 @@ class TopR(Selector):
                             "when they enter the list (0 = oracle calls only)", int),
         "max_calls": Param(1000, "budget of extra oracle calls when the authors' check fails; "
                            "beyond it the trial is uncertified", int),
-        "time_limit": Param(None, "seconds per oracle call on the swap levels (default none); a call that "
-                            "hits it leaves the trial uncertified", float),
+        "time_limit": Param(60.0, "seconds per oracle call on the swap levels (default 60, so a trial "
+                            "never hangs; inf = no limit); a call that hits it leaves the trial "
+                            "uncertified unless its proven lower bound clears the R-th score", float),
     }
 
     def _resolve_r(self, p, s):
