@@ -263,7 +263,7 @@ def cmd_compare(args) -> int:
 
 def _json_summary(summary):
     keep = ("method", "data", "n", "p", "s", "epsilon", "trials", "recovery_rate", "recovery_se",
-            "recovery_prob", "f1", "topk", "time_median_s", "dp_type", "epsilon_spent", "reference",
+            "recovery_prob", "f1", "topk", "time_median_s", "dp_type", "epsilon_spent", "gap_condition", "reference",
             "failed", "uncertified")
     return [{k: _nan_to_none(d[k]) for k in keep} | {"setting": d["setting"]} for d in summary]
 
@@ -278,6 +278,16 @@ def _fmt(v, spec=".3f"):
     return format(v, spec)
 
 
+def dp_label(d) -> str:
+    """DP type of a summary row, with the epsilon' actually guaranteed and mistakes' gap condition."""
+    dp = d["dp_type"]
+    if d.get("epsilon_spent") and d["epsilon_spent"] != d["epsilon"]:
+        dp += f" (ε'={d['epsilon_spent']:.3g})"
+    if d.get("gap_condition"):
+        dp += f" (gap cond. {d['gap_condition']})"
+    return dp
+
+
 def print_summary(summary, cfg=None, out=console) -> None:
     """Print the per-setting summary as a rich table."""
     table = Table(title="dpbench compare", header_style="bold")
@@ -289,9 +299,7 @@ def print_summary(summary, cfg=None, out=console) -> None:
     for d in summary:
         rate = "—" if math.isnan(d["recovery_rate"]) else (
             f"{d['recovery_rate']:.3f} ± {_fmt(d['recovery_se'])}")
-        dp = d["dp_type"]
-        if d.get("epsilon_spent") and d["epsilon_spent"] != d["epsilon"]:
-            dp += f" (ε'={d['epsilon_spent']:.3g})"
+        dp = dp_label(d)
         table.add_row(d["method"], d["data"], str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}",
                       str(d["trials"]), rate, _fmt(d["recovery_prob"]), _fmt(d["f1"]),
                       _fmt(d["time_median_s"], ".3g"), dp, str(d["failed"]),
@@ -305,7 +313,8 @@ def print_summary(summary, cfg=None, out=console) -> None:
                   f"the per-trial exact-recovery rate over {cfg.draws} draws · P(exact): the mechanism's "
                   f"analytic probability of exact recovery (— where not available) · median s: preparation + "
                   f"draws per trial; work shared between methods of a trial (e.g. topr/mistakes oracle calls) "
-                  f"is charged to the first method that needs it[/dim]")
+                  f"is charged to the first method that needs it · gap cond.: trials where mistakes' "
+                  f"condition R(S2) - R(S1) > 2Δ for pure DP held[/dim]")
 
 
 def _add_list(sub):
@@ -402,7 +411,7 @@ def markdown_table(summary) -> str:
         lines.append("| " + " | ".join([
             d["method"], d["data"], str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}", str(d["trials"]),
             f"{_fmt(d['recovery_rate'])} ± {_fmt(d['recovery_se'])}", _fmt(d["recovery_prob"]), _fmt(d["f1"]),
-            _fmt(d["time_median_s"], ".3g"), d["dp_type"], d["reference"], str(d["failed"]),
+            _fmt(d["time_median_s"], ".3g"), dp_label(d), d["reference"], str(d["failed"]),
             str(d["uncertified"])]) + " |")
     return "\n".join(lines) + "\n"
 

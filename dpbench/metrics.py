@@ -57,6 +57,13 @@ def mean_se(values) -> tuple[float, float]:
 SUMMARY_KEYS = ("method", "setting", "epsilon", "config")
 
 
+def _diagnostics(row) -> dict:
+    d = row.get("diagnostics")
+    if isinstance(d, str):
+        d = json.loads(d) if d else {}
+    return d or {}
+
+
 def summarize(rows) -> list[dict]:
     """One summary row per (method, data setting, epsilon, method configuration).
 
@@ -87,6 +94,9 @@ def summarize(rows) -> list[dict]:
         times = [r["prepare_seconds"] + r["draw_seconds"] for r in ok]
         first = rs[0]
         eps_spent = [r["epsilon_spent"] for r in ok if r["epsilon_spent"] is not None]
+        # mistakes is pure DP only when R(S2) - R(S1) > 2 Delta: count the trials where it held.
+        diags = [_diagnostics(r) for r in ok]
+        gap = [bool(d["gap_condition"]) for d in diags if "gap_condition" in d]
         out.append({
             "method": first["method"],
             "label": first.get("label") or first["method"],
@@ -103,6 +113,7 @@ def summarize(rows) -> list[dict]:
             "dp_type": first["dp_type"],
             "epsilon_spent": max(eps_spent) if eps_spent else None,
             "reference": first["reference"],
+            "gap_condition": f"{sum(gap)}/{len(gap)}" if gap else None,
             "failed": sum(r["status"] == "failed" for r in rs),
             "uncertified": sum(r["status"] == "uncertified" for r in rs),
             "setting": first["setting"],
