@@ -389,6 +389,175 @@ class OracleSession:
               time_limit: float | None = None, gap_tol: float = 1e-6) -> OracleResult:
         raise NotImplementedError
 
+    def supports_below(self, threshold: float, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(),
+                       time_limit: float | None = None, max_count: int = 2_000_000, rank: int | None = None,
+                       known_scores=()) -> "ThresholdResult":
+        """Every feasible support with score <= a threshold (see :class:`ThresholdResult`).
+
+        The feasible set is that of :meth:`solve` (overlap, fixed sets, excluded supports).
+        The default implementation is :func:`supports_below_by_calls` (repeated :meth:`solve`
+        calls with no-good cuts, one per returned support); backends override it with a
+        direct enumeration (``dpbench.oa.OASession``: threshold branch and bound).
+
+        Parameters
+        ----------
+        threshold : float
+            tau: return every feasible support with R(S, D) <= tau.
+        overlap, exclude, fixed_in, fixed_out
+            As in :meth:`solve`.
+        time_limit : float, optional
+            Seconds for the whole enumeration; when hit the result is uncertified.
+        max_count : int
+            Stop (uncertified) once more than this many supports are held.
+        rank, known_scores : int, array of floats
+            Optional tightening (design.md 4.2, top-R lists): with ``known_scores`` the scores
+            of supports *outside* the feasible set (distinct supports), the threshold is
+            lowered during the search to the ``rank``-th smallest of ``known_scores`` together
+            with the scores found so far. Any ``rank`` distinct supports bound the ``rank``-th
+            smallest score from above, so a support above the lowered threshold cannot be
+            among the ``rank`` smallest overall.
+
+        Returns
+        -------
+        ThresholdResult
+        """
+        return supports_below_by_calls(self, threshold, overlap=overlap, exclude=exclude, fixed_in=fixed_in,
+                                       fixed_out=fixed_out, time_limit=time_limit, max_count=max_count,
+                                       rank=rank, known_scores=known_scores)
+
+
+@dataclass
+class ThresholdResult:
+    """Outcome of :meth:`OracleSession.supports_below`: all feasible supports with score <= tau.
+
+    Unpacks as ``supports, scores, certified, lower_bound = result``.
+
+    Attributes
+    ----------
+    supports : ndarray of shape (m, s), int64
+        Sorted rows, ordered by (score, lexicographic support).
+    scores : ndarray of shape (m,)
+        Their scores R(S, D) from the shared score; all <= ``threshold``.
+    certified : bool
+        True when the enumeration is proven complete: every feasible, non-excluded support
+        not returned has score > ``threshold`` (``lower_bound > threshold``; for the
+        call-based default, within the oracle's certified gap tolerance).
+    lower_bound : float
+        A valid lower bound on the score of every feasible, non-excluded support not
+        returned (inf when there is none).
+    threshold : float
+        The threshold actually used: the caller's, or lower when ``rank`` tightened it.
+    status : {"complete", "time_limit", "max_count", "error"}
+    calls : int
+        Oracle ``solve`` calls made (0 for a direct enumeration).
+    nodes : int
+        Branch-and-bound nodes processed (0 when not applicable).
+    seconds : float
+    message : str
+    """
+
+    supports: np.ndarray
+    scores: np.ndarray
+    certified: bool
+    lower_bound: float
+    threshold: float
+    status: str = "complete"
+    calls: int = 0
+    nodes: int = 0
+    seconds: float = 0.0
+    message: str = ""
+
+    def __iter__(self):
+        return iter((self.supports, self.scores, self.certified, self.lower_bound))
+
+
+def rank_threshold(threshold: float, rank: int | None, *score_arrays) -> float:
+    """``min(threshold, rank-th smallest value among score_arrays)`` (threshold if fewer values).
+
+    Parameters
+    ----------
+    threshold : float
+    rank : int or None
+        None: return ``threshold`` unchanged.
+    score_arrays : 1-d arrays of scores of distinct supports.
+    """
+    if rank is None:
+        return float(threshold)
+    vals = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in score_arrays]) if score_arrays \
+        else np.empty(0)
+    if rank < 1 or vals.size < rank:
+        return float(threshold)
+    return float(min(threshold, np.partition(vals, rank - 1)[rank - 1]))
+
+
+def _order_supports(supports, scores):
+    """Indices sorting (supports, scores) by (score, lexicographic support)."""
+    S = np.asarray(supports)
+    if not len(S):
+        return np.zeros(0, dtype=np.int64)
+    return np.lexsort([S[:, j] for j in range(S.shape[1] - 1, -1, -1)] + [np.asarray(scores)])
+
+
+def supports_below_by_calls(session, threshold: float, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(),
+                            time_limit: float | None = None, max_count: int = 2_000_000, rank: int | None = None,
+                            known_scores=()) -> ThresholdResult:
+    """:meth:`OracleSession.supports_below` by repeated ``session.solve`` calls with no-good cuts.
+
+    Works with any object that has the ``solve`` method of :class:`OracleSession`. The k-th
+    call returns the k-th best feasible support; the loop stops at the first support above
+    the (possibly rank-tightened) threshold, whose call's lower bound then bounds every
+    support not returned. Exact when every call is certified (within each call's gap
+    tolerance: the reported ``lower_bound`` says by how much). One call per returned
+    support: meant for small outputs and as the reference implementation.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    deadline = t0 + (time_limit if time_limit is not None and math.isfinite(time_limit) else math.inf)
+    ex = [np.sort(np.asarray(S, dtype=np.int64)) for S in exclude]
+    found_S, found_sc = [], []
+    tau = rank_threshold(threshold, rank, known_scores)
+    calls, status, lower, certified, msg = 0, "complete", math.inf, True, ""
+    while True:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            status, certified, msg = "time_limit", False, "time limit reached"
+            lower = -math.inf
+            break
+        res = session.solve(overlap=overlap, exclude=list(ex), fixed_in=fixed_in, fixed_out=fixed_out,
+                            time_limit=None if math.isinf(left) else left)
+        calls += 1
+        if res.status == "infeasible":
+            lower = math.inf  # nothing feasible is left
+            break
+        if not res.certified:
+            status, certified, msg = ("time_limit" if res.status == "time_limit" else "error"), False, \
+                f"an oracle call ended with status {res.status}"
+            lower = float(res.lower_bound)
+            break
+        if res.objective > tau:
+            lower = float(res.lower_bound)
+            break
+        S = np.sort(np.asarray(res.support, dtype=np.int64))
+        ex.append(S)
+        found_S.append(S)
+        found_sc.append(float(res.objective))
+        tau = rank_threshold(tau, rank, known_scores, found_sc)
+        if len(found_S) > max_count:
+            status, certified, msg, lower = "max_count", False, f"more than max_count = {max_count} supports", \
+                float(res.lower_bound)
+            break
+    s = session.s
+    S = np.array(found_S, dtype=np.int64).reshape(-1, s)
+    sc = np.array(found_sc, dtype=np.float64)
+    keep = sc <= tau
+    if (~keep).any():  # dropped by the tightened threshold: not returned, so they bound the rest
+        lower = min(lower, float(sc[~keep].min()))
+    S, sc = S[keep], sc[keep]
+    order = _order_supports(S, sc)
+    return ThresholdResult(S[order], sc[order], certified, lower, tau, status, calls, 0,
+                           time.perf_counter() - t0, msg)
+
 
 class Solver(Configurable):
     """A best-subset oracle backend (design.md section 5).

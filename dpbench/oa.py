@@ -66,7 +66,10 @@ from .errors import UserInputError
 from .problem import as_support
 from .score import RidgeScore, solve_blocks
 
-__all__ = ["ConstraintSet", "MasterMILP", "OASession", "completion_bounds", "dual_cuts", "gram_row_tops",
+#: Supports rescored per batch when a threshold enumeration returns.
+_CHUNK = 200_000
+
+__all__ = ["THRESHOLD_MARGIN", "ConstraintSet", "MasterMILP", "OASession", "completion_bounds", "dual_cuts", "gram_row_tops",
            "perspective_relaxation", "require_positive_lam"]
 
 
@@ -623,6 +626,111 @@ def _top_sum_excluding(w, idx, need):
     return excl, full
 
 
+class _BestTarget:
+    """Branch-and-bound target of an optimum call: the incumbent and its gap-tolerant bar."""
+
+    def __init__(self, S_inc, ub, gap_tol, excl):
+        if S_inc is not None and tuple(S_inc.tolist()) in excl:
+            S_inc, ub = None, np.inf
+        self.S, self.ub, self.gap_tol, self.excl = S_inc, ub, gap_tol, excl
+
+    def bar(self):
+        if self.S is None:
+            return np.inf
+        ub = self.ub
+        return ub - (self.gap_tol * abs(ub) + 1e-12 * max(1.0, abs(ub)))
+
+    def incumbent(self):
+        return self.S
+
+    def stop(self):
+        return False
+
+    def offer(self, S, vals):
+        for i in np.argsort(vals, kind="stable"):
+            if vals[i] >= self.ub:
+                return
+            if not self.excl or tuple(S[i].tolist()) not in self.excl:
+                self.S, self.ub = S[i].copy(), float(vals[i])
+                return
+
+
+#: Relative rounding margin of threshold enumerations: a node is closed only when its bound
+#: exceeds tau by this much, far above the float64 error of the bounds and of the scores
+#: assembled from cached Gram rows (both ~1e-13 relative), so no support <= tau is lost.
+THRESHOLD_MARGIN = 1e-9
+
+
+class _BelowTarget:
+    """Branch-and-bound target of :meth:`OASession.supports_below`: every support <= tau.
+
+    Keeps the offered supports with value below the bar ``tau + margin``; with ``rank``,
+    tau is lowered to the rank-th smallest of ``known`` and the values found so far (see
+    :meth:`dpbench.api.OracleSession.supports_below`). ``above`` is the smallest value of
+    any offered, non-excluded support that was not kept (part of the bound on the rest).
+    """
+
+    def __init__(self, tau, rank, known, excl, max_count, s):
+        from .api import rank_threshold
+
+        known = np.asarray(known, dtype=np.float64).ravel()
+        self.tau = rank_threshold(tau, rank, known)
+        self.rank, self.excl, self.max_count = rank, excl, max_count
+        self.pool = known[known <= self.tau] if rank is not None else known[:0]
+        self.S, self.v = [np.zeros((0, s), dtype=np.int64)], [np.zeros(0)]
+        self.count = 0
+        self.above = np.inf
+        self.full = False
+
+    def bar(self):
+        return self.tau + THRESHOLD_MARGIN * max(1.0, abs(self.tau))
+
+    def incumbent(self):
+        return None
+
+    def stop(self):
+        return self.full
+
+    def offer(self, S, vals):
+        if self.excl:
+            keep = np.array([tuple(r) not in self.excl for r in np.sort(S, axis=1).tolist()], dtype=bool)
+            S, vals = S[keep], vals[keep]
+        ok = vals < self.bar()
+        if (~ok).any():
+            self.above = min(self.above, float(vals[~ok].min()))
+        if not ok.any():
+            return
+        S, vals = S[ok], vals[ok]
+        self.S.append(np.sort(S, axis=1))
+        self.v.append(np.asarray(vals, dtype=np.float64))
+        self.count += len(vals)
+        if self.rank is not None:
+            self.pool = np.concatenate([self.pool, vals])
+            if self.pool.size >= self.rank:
+                tau = float(np.partition(self.pool, self.rank - 1)[self.rank - 1])
+                if tau < self.tau:
+                    self.tau = tau
+                    self.pool = self.pool[self.pool <= self.bar()]
+            if self.count > 2 * self.rank + 100_000:
+                self._trim()
+        if self.count > self.max_count:
+            self._trim()
+            self.full = self.count > self.max_count
+
+    def _trim(self):
+        S, v = self.result()
+        ok = v < self.bar()
+        if (~ok).any():
+            self.above = min(self.above, float(v[~ok].min()))
+        self.S, self.v, self.count = [S[ok]], [v[ok]], int(ok.sum())
+
+    def result(self):
+        """(supports (m, s), values (m,)) kept so far."""
+        if len(self.S) > 1:
+            self.S, self.v = [np.concatenate(self.S)], [np.concatenate(self.v)]
+        return self.S[0], self.v[0]
+
+
 class OASession(OracleSession):
     """Outer-approximation oracle session; a backend supplies ``solve_master``.
 
@@ -977,6 +1085,33 @@ class OASession(OracleSession):
             Best support (or None), its score, a valid lower bound on the constrained
             optimum, "optimal" / "infeasible" / "time_limit", and nodes processed.
         """
+        target = _BestTarget(S_inc, ub, gap_tol, cons.exclude)
+        rest, status, nodes = self._bnb_search(cons, target, deadline, leaf_limit)
+        if status == "time_limit":
+            return target.S, target.ub, min(rest, target.ub), "time_limit", nodes
+        if target.S is None:
+            return None, np.inf, np.inf, "infeasible", nodes
+        return target.S, target.ub, min(rest, target.ub), "optimal", nodes
+
+    def _bnb_search(self, cons, target, deadline, leaf_limit):
+        """The best-first traversal behind :meth:`_branch_and_bound` and :meth:`supports_below`.
+
+        ``target`` decides what is kept and when a node is closed: a node (or candidate) with
+        a valid lower bound ``lb`` stays open iff ``lb < target.bar()``; every scored support
+        goes to ``target.offer``. For the optimum the bar is the incumbent's score minus the
+        gap tolerance (:class:`_BestTarget`); for a threshold enumeration it is the threshold
+        plus a rounding margin (:class:`_BelowTarget`). The bounds are those documented in
+        :meth:`_branch_and_bound`.
+
+        Returns
+        -------
+        rest : float
+            A valid lower bound on the score of every feasible support never offered to the
+            target (the smallest bound of anything closed or left open).
+        status : {"done", "time_limit", "stopped"}
+            "stopped" when ``target.stop()`` asked to end the search (e.g. ``max_count``).
+        nodes : int
+        """
         import heapq
         import itertools
 
@@ -987,39 +1122,28 @@ class OASession(OracleSession):
         heapq.heapify(heap)
         pruned = np.inf  # smallest bound of anything discarded by bound
         nodes = 0
-        excl = cons.exclude
-        if S_inc is not None and tuple(S_inc.tolist()) in excl:
-            S_inc, ub = None, np.inf
+        bar = target.bar
 
-        def tol():
-            return gap_tol * abs(ub) + 1e-12 * max(1.0, abs(ub))
-
-        def open_(lb):  # a node with bound lb may still beat the incumbent
-            return S_inc is None or ub - lb > tol()
-
-        def offer(S, vals):
-            nonlocal S_inc, ub
-            for i in np.argsort(vals, kind="stable"):
-                if vals[i] >= ub:
-                    return
-                if not excl or tuple(S[i].tolist()) not in excl:
-                    S_inc, ub = S[i].copy(), float(vals[i])
-                    return
+        def open_(lb):  # a node with bound lb may still hold a support the target wants
+            return lb < bar()
 
         while heap:
             top = heap[0][0]
             if not open_(top):
                 break
             if time.perf_counter() > deadline:
-                return S_inc, ub, min(top, pruned, ub), "time_limit", nodes
+                return min(top, pruned), "time_limit", nodes
+            if target.stop():
+                return min(top, pruned), "stopped", nodes
             lb_parent, _, F, Cfull, start, m = heapq.heappop(heap)
             C = Cfull[start:]
             nodes += 1
             if m == 0:
-                offer(F[None], self.score(F[None]))
+                target.offer(F[None], self.score(F[None]))
                 continue
             (const, W), (R0, h) = self._partial(F)
             cuts = [(const, W)]
+            S_inc = target.incumbent()
             if S_inc is not None and len(self.cuts):
                 ki = self.cuts.index.get(tuple(S_inc.tolist()))
                 if ki is not None and set(F.tolist()) <= set(self.cuts.keys[ki]):
@@ -1035,13 +1159,13 @@ class OASession(OracleSession):
                         pruned = min(pruned, float(lbb[chunk[0]]))
                         break
                     S, vals = self._score_with(F, C, chunk[:, None])
-                    offer(S, vals)
+                    target.offer(S, vals)
                 continue
             if math.comb(C.size, m) <= leaf_limit:
                 GCC = self._gcc(C)
                 for chunk in iter_supports(C.size, m, chunk_size=max(1, 131_072 // m)):
                     S, vals = self._score_with(F, C, chunk, GCC)
-                    offer(S, vals)
+                    target.offer(S, vals)
                 continue
             lb, best_cut = lb_parent, 0
             best_val = -np.inf
@@ -1066,9 +1190,9 @@ class OASession(OracleSession):
                     lb = max(lb, R0 - node)
                     if not open_(lb):
                         break
-                    if S_inc is None:
+                    if not np.isfinite(bar()):
                         break
-                    drop = ub - (R0 - per) <= tol()
+                    drop = R0 - per >= bar()
                     if not drop.any():
                         break
                     pruned = min(pruned, float((R0 - per[drop]).min()))
@@ -1080,13 +1204,13 @@ class OASession(OracleSession):
                     continue
                 if C.size < m:
                     continue
-            if S_inc is not None:
-                # Safe screening inside the node: drop b when forcing it in cannot beat ub.
+            if np.isfinite(bar()):
+                # Safe screening inside the node: drop b when forcing it in cannot reach the bar.
                 lbb = np.full(C.size, -np.inf)
                 for cst, Wk in cuts:
                     ex, _ = _top_sum_excluding(Wk, C, m - 1)
                     lbb = np.maximum(lbb, cst - Wk[F].sum() - Wk[C] - ex)
-                drop = ub - lbb <= tol()
+                drop = lbb >= bar()
                 if drop.any():
                     pruned = min(pruned, float(lbb[drop].min()))
                     C = C[~drop]
@@ -1105,7 +1229,8 @@ class OASession(OracleSession):
                     # ones) / (1 - rho) is nondecreasing in i (rho of the parent's C covers them).
                     Cr = C[np.argsort(-h[C], kind="stable")]
                     child_r = R0 - _topm_prefix(h[Cr], m) / (1.0 - rho) * (1 + 1e-12)
-                    if S_inc is None or (np.maximum(child_r, lb) < ub).sum() < (np.maximum(child, lb) < ub).sum():
+                    b_ = bar()
+                    if not np.isfinite(b_) or (np.maximum(child_r, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
                         Cs, child = Cr, child_r  # the order with fewer open children
             for i in range(child.size):
                 b = max(lb, float(child[i]))
@@ -1113,10 +1238,7 @@ class OASession(OracleSession):
                     pruned = min(pruned, b)
                     break  # child bounds are nondecreasing in i
                 heapq.heappush(heap, (b, next(tick), np.sort(np.append(F, Cs[i])), Cs, i + 1, m - 1))
-        lb_final = min(heap[0][0] if heap else np.inf, pruned, ub)
-        if S_inc is None:
-            return None, np.inf, np.inf, "infeasible", nodes
-        return S_inc, ub, lb_final, "optimal", nodes
+        return min(heap[0][0] if heap else np.inf, pruned), "done", nodes
 
     def _gcc(self, C):
         sc = self.score
@@ -1211,6 +1333,64 @@ class OASession(OracleSession):
                 if self._closed(ub, lb, gap_tol):
                     return result(S, ub, lb, "optimal", it)
             active |= set(new) | set(self._seed_cuts(S))
+
+    # ------------------------------------------------------------- threshold enumeration
+    def supports_below(self, threshold, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(), time_limit=None,
+                       max_count=2_000_000, rank=None, known_scores=()):
+        """Every feasible support with score <= ``threshold``, by threshold branch and bound.
+
+        The interface and result are those of :meth:`dpbench.api.OracleSession.supports_below`.
+        The search is the best-first branch and bound of :meth:`_branch_and_bound` over the
+        same subproblems (:func:`roots`) and the same valid node bounds, with the incumbent
+        replaced by the threshold: a node is closed when its lower bound exceeds
+        ``tau (1 + THRESHOLD_MARGIN)``, and every support reaching a leaf is scored exactly;
+        with ``rank``, tau falls to the rank-th smallest of ``known_scores`` and the scores
+        found so far as the search proceeds. The supports kept are rescored with the shared
+        score before the final comparison with tau. Complete (``certified``) unless the
+        time limit or ``max_count`` stops it; ``lower_bound`` is then the smallest bound of
+        the nodes left open, still a valid bound on everything not returned.
+
+        Raises
+        ------
+        UserInputError
+            For a NaN threshold or invalid constraints.
+        """
+        from .api import ThresholdResult, _order_supports, rank_threshold
+
+        t0 = time.perf_counter()
+        if threshold != threshold:
+            raise UserInputError("supports_below: the threshold is NaN; pass a number (inf for no threshold)")
+        if time_limit is None:
+            time_limit = self.default_time_limit
+        deadline = t0 + (time_limit if time_limit is not None else math.inf)
+        self.calls += 1
+        cons = ConstraintSet.build(self.score.p, self.s, exclude, overlap, fixed_in, fixed_out)
+        known = np.asarray(known_scores, dtype=np.float64).ravel()
+        empty = np.zeros((0, self.s), dtype=np.int64)
+        count = 0 if cons.infeasible else count_feasible(cons)
+        if count == 0:
+            return ThresholdResult(empty, np.zeros(0), True, np.inf, rank_threshold(threshold, rank, known),
+                                   "complete", 0, 0, time.perf_counter() - t0, "no support satisfies the constraints")
+        target = _BelowTarget(float(threshold), rank, known, cons.exclude, int(max_count), self.s)
+        leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
+        rest, status, nodes = self._bnb_search(cons, target, deadline, leaf)
+        S, v = target.result()
+        sc = (np.concatenate([self.score(S[a:a + _CHUNK]) for a in range(0, len(S), _CHUNK)]) if len(S)
+              else np.zeros(0))
+        tau = rank_threshold(float(threshold), rank, known, sc)
+        keep = sc <= tau
+        rest = min(rest, target.above, float(sc[~keep].min()) if (~keep).any() else np.inf)
+        S, sc = S[keep], sc[keep]
+        order = _order_supports(S, sc)
+        status = {"done": "complete", "stopped": "max_count"}.get(status, status)
+        certified = status == "complete" and rest > tau
+        msg = {"complete": f"threshold branch and bound, {nodes} nodes",
+               "time_limit": "time limit reached", "max_count": f"more than max_count = {max_count} supports"}.get(
+                   status, status)
+        if status == "complete" and not certified:
+            status, msg = "error", "rest bound not above the threshold (numerical trouble)"
+        return ThresholdResult(S[order], sc[order], certified, float(rest), float(tau), status, 0, nodes,
+                               time.perf_counter() - t0, msg)
 
     @staticmethod
     def _closed(ub, lb, gap_tol):

@@ -35,11 +35,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpbench import OracleResult
+from dpbench import OracleResult, OracleSession
+from dpbench.api import supports_below_by_calls
 from dpbench.combinatorics import iter_supports, n_supports, single_swaps, support_ids
 
 #: Chunk of supports scored per call when enumerating a swap level.
 _CHUNK = 200_000
+
+#: Default cap on the supports a threshold enumeration of one level may hold (memory ~ 50
+#: bytes each); beyond it the list is uncertified, never truncated silently.
+THRESHOLD_MAX_COUNT = 2_000_000
 
 
 def solver_name(trial, solver) -> str:
@@ -322,7 +327,8 @@ class TopList:
 
 
 def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls: int = 1000,
-             time_limit: float | None = None) -> TopList:
+             time_limit: float | None = None, level_search: str = "threshold",
+             max_count: int = THRESHOLD_MAX_COUNT) -> TopList:
     """The exact top-R list by a k-way merge over swap levels (cached per trial and arguments).
 
     Parameters
@@ -339,7 +345,16 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     max_calls : int
         Budget of extra oracle calls; when exhausted the list is marked uncertified.
     time_limit : float, optional
-        Seconds per oracle call on the swap levels (None: no limit).
+        Seconds per oracle call on the swap levels (None: no limit); also the limit of each
+        threshold enumeration.
+    level_search : {"threshold", "calls"}
+        How a level too large for closed-form enumeration yields its members beyond the
+        optimum: ``"threshold"`` (default) asks the session once for all its members below
+        the tightening bound on the R-th score (:meth:`dpbench.api.OracleSession.supports_below`
+        with ``rank = R``); ``"calls"`` pulls them one oracle call (no-good cuts) at a time.
+    max_count : int
+        Passed to ``supports_below``: more supports held than this leaves the list
+        uncertified.
 
     Returns
     -------
@@ -353,16 +368,28 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     A stream that loses its head fetches the level's next best support (overlap constraint
     and no-good cuts on its taken members) unless the list is already full, or, if the level
     is small enough, is replaced by the closed-form enumeration of the level restricted to
-    scores <= the current bound on the R-th score. When the authors' check passes
+    scores <= the current bound on the R-th score, or else (``level_search="threshold"``) by
+    one threshold enumeration of the level: every member with score <= tau, where tau, the
+    R-th smallest score among the R or more distinct supports known (taken, the explicit
+    sources, the other levels' heads, and the level's members found so far), is a valid
+    upper bound on the final R-th score and tightens during the search. Every member not
+    returned is then provably > tau >= the final R-th score, so the level is complete for
+    the merge; a threshold enumeration stopped by its time limit or ``max_count`` certifies
+    the list only if its bound on the unreturned members exceeds the final R-th score. When the authors' check passes
     (R = (p - s) s + 2 and v2 >= worst single swap) the merge takes E and then the single
     best >= 2-swap support, with no extra call.
     """
     name = solver_name(trial, solver)
-    key = ("topr_list", name, int(R), int(enum_limit), int(max_calls), time_limit)
-    return trial.shared(key, lambda: _top_list(trial, int(R), name, int(enum_limit), int(max_calls), time_limit))
+    if level_search not in ("threshold", "calls"):
+        raise ValueError(f"level_search must be 'threshold' or 'calls', not {level_search!r}")
+    key = ("topr_list", name, int(R), int(enum_limit), int(max_calls), time_limit, level_search, int(max_count))
+    return trial.shared(key, lambda: _top_list(trial, int(R), name, int(enum_limit), int(max_calls), time_limit,
+                                               level_search, int(max_count)))
 
 
-def _top_list(trial, R, name, enum_limit, max_calls, time_limit) -> TopList:
+def _top_list(trial, R, name, enum_limit, max_calls, time_limit, level_search="threshold",
+              max_count=None) -> TopList:
+    max_count = THRESHOLD_MAX_COUNT if max_count is None else max_count
     p, s = trial.p, trial.s
     opt = optimum(trial, name)
     singles = single_swap_scores(trial, name)
@@ -389,6 +416,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, time_limit) -> TopList:
     v2 = min((st.current[0] for st in streams.values() if st.current is not None), default=math.inf)
 
     out_S, out_sc, enumerated = [], [], []
+    thresholded = {}  # level -> ThresholdResult of its threshold enumeration
     taken = 0
     while taken < R:
         heads = [(src.head(), k) for k, src in enumerate(sources)]
@@ -405,6 +433,17 @@ def _top_list(trial, R, name, enum_limit, max_calls, time_limit) -> TopList:
         else:
             full_after = taken + 1 >= R
             lvl = src.t
+            if (not full_after and level_search == "threshold" and lvl not in thresholded
+                    and not (enum_limit and level_size(p, s, lvl) <= enum_limit)):
+                # The level contributes more than its optimum and is too large to score whole:
+                # one threshold enumeration replaces the stream (nothing is taken this round).
+                res = _threshold_level(trial, name, center, src, out_sc, sources, k0, R, time_limit,
+                                       max_count, max_calls - stats["extra_calls"])
+                stats["extra_calls"] += res.calls
+                stats["oracle_seconds"] += res.seconds
+                thresholded[lvl] = res
+                sources[k0] = _Explicit(res.supports, res.scores, lvl)
+                continue
             if not full_after and enum_limit and level_size(p, s, lvl) <= enum_limit and lvl not in enumerated:
                 # The level contributes more than its optimum: score it whole in closed form.
                 S, sc = src.pop(fetch_next=False)
@@ -429,11 +468,15 @@ def _top_list(trial, R, name, enum_limit, max_calls, time_limit) -> TopList:
     complete = len(sc) == R and not stats["budget_exhausted"]
     # Exact iff S1 is certified, nothing taken came from an uncertified call, and every level
     # still holding an uncertified head has a lower bound at or above the R-th score.
+    rth = sc[-1] if len(sc) else math.inf
     open_uncertified = [st for t, st in streams.items()
-                        if t not in enumerated and not st.certified and st.lower < (sc[-1] if len(sc) else math.inf)]
+                        if t not in enumerated and t not in thresholded and not st.certified and st.lower < rth]
+    # A threshold enumeration stopped early still bounds every member it did not return.
+    open_uncertified += [t for t, res in thresholded.items() if not res.certified and not res.lower_bound > rth]
     certified = complete and opt.certified and not stats["taken_uncertified"] and not open_uncertified
     lows = [st.lower for t, st in streams.items()
-            if t not in enumerated and (st.current is not None or st.taken)]
+            if t not in enumerated and t not in thresholded and (st.current is not None or st.taken)]
+    lows += [res.lower_bound for res in thresholded.values()]
     lows += [src.head()[0] for src in sources if isinstance(src, _Explicit) and src.head() is not None]
     slack = max(0.0, float(sc[-1]) - min(lows)) if (len(sc) and lows) else 0.0
     diag = {
@@ -448,6 +491,11 @@ def _top_list(trial, R, name, enum_limit, max_calls, time_limit) -> TopList:
         "oracle_seconds": float(stats["oracle_seconds"]),
         "uncertified_calls": int(stats["uncertified_calls"]),
         "levels_enumerated": [int(t) for t in enumerated],
+        "levels_thresholded": {str(t): {"members_below": int(len(res.scores)), "threshold": float(res.threshold),
+                                        "lower_bound_rest": float(res.lower_bound), "certified": bool(res.certified),
+                                        "status": res.status, "nodes": int(res.nodes), "calls": int(res.calls),
+                                        "seconds": float(res.seconds)}
+                               for t, res in thresholded.items()},
         "from_levels": {str(t): int(np.sum(_levels(S, center) == t)) for t in range(0, max_level(p, s) + 1)},
         "slack": slack,
     }
@@ -455,8 +503,36 @@ def _top_list(trial, R, name, enum_limit, max_calls, time_limit) -> TopList:
         diag["reason"] = ("extra oracle-call budget exhausted (raise max_calls)" if stats["budget_exhausted"]
                           else "fewer than R supports found")
     elif not certified:
-        diag["reason"] = "an oracle call was not certified optimal (time limit or error)"
+        bad = [t for t, res in thresholded.items() if not res.certified and not res.lower_bound > rth]
+        diag["reason"] = (f"threshold enumeration of level {bad[0]} incomplete ({thresholded[bad[0]].message})"
+                          if bad else "an oracle call was not certified optimal (time limit or error)")
     return TopList(S, sc, certified, diag)
+
+
+def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, time_limit, max_count, calls_left):
+    """All members of a stream's level that can still be in the top-R list (one session call).
+
+    ``known``: scores of distinct supports outside the level's remaining members (taken,
+    explicit sources' next R, the other streams' heads); with ``rank = R`` the session
+    lowers tau to the R-th smallest of these and the level members it finds.
+    """
+    known = list(out_sc)
+    for k, other in enumerate(sources):
+        if k == k0:
+            continue
+        if isinstance(other, _Explicit):
+            known.append(other.sc[other.i:other.i + R])
+        elif other.current is not None:
+            known.append(np.array([other.current[0]]))
+    known = np.concatenate(known) if known else np.empty(0)
+    sess = trial.oracle(name)
+    kw = dict(overlap=(center, trial.s - stream.t), exclude=np.array(stream.taken).reshape(-1, trial.s),
+              time_limit=time_limit, rank=R, known_scores=known)
+    native = getattr(sess, "supports_below", None)
+    if native is None or type(sess).supports_below is OracleSession.supports_below:
+        # Call-based default: one oracle call per member, within the extra-call budget.
+        return supports_below_by_calls(sess, math.inf, max_count=max(0, calls_left), **kw)
+    return native(math.inf, max_count=max_count, **kw)
 
 
 def _ids_ok(p, s) -> bool:

@@ -523,3 +523,133 @@ def test_screened_branch_and_bound_matches_brute_force(case, gersh):
         res = sess.solve(overlap=(S1, s - t))
         assert res.status == "optimal", (t, res)
         assert close(res.objective, v_all[ok].min()) and res.lower_bound <= v_all[ok].min() + 1e-9
+
+
+# ---------------------------------------------------------------- threshold enumeration (supports_below)
+
+
+def copies_problem(seed, n=60, p=30, s=4, lam=2.0, r=1.1, noise=0.05):
+    """s true features and near copies of each (columns s .. 2s-1): many 2-swaps are cheap,
+    so the authors' check (best 2-swap >= worst single swap) fails."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    X[:, s:2 * s] = X[:, :s] + noise * rng.standard_normal((n, s))
+    y = X[:, :s].sum(axis=1) / math.sqrt(s) + 0.1 * rng.standard_normal(n)
+    X, y = np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5)
+    return RidgeScore(X, y, lam=lam, r=r)
+
+
+def _below_brute(S_all, v_all, ok, tau):
+    """Supports with ok and score <= tau, ordered by (score, support), and the smallest score above."""
+    sel = ok & (v_all <= tau)
+    S, v = S_all[sel], v_all[sel]
+    order = np.lexsort([S[:, j] for j in range(S.shape[1] - 1, -1, -1)] + [v])
+    rest = v_all[ok & (v_all > tau)]
+    return S[order], v[order], (rest.min() if rest.size else np.inf)
+
+
+@pytest.mark.parametrize("case", [("copies", 121, 2.0, 1.1), ("copies", 122, 120.0, 1.1), ("corr", 123, 1.0, 0.3),
+                                  ("ties", 124, 20.0, np.inf)], ids=lambda c: f"{c[0]}-{c[1]}")
+@pytest.mark.parametrize("limits", [dict(enum_limit=0, leaf_limit=1), dict(enum_limit=0, leaf_limit=40),
+                                    dict(enum_limit=10**6)], ids=["bnb-deep", "bnb-leaves", "enumerate"])
+def test_supports_below_matches_brute_force(case, limits):
+    """Every support of an overlap level with score <= tau, for several tau, with no-good cuts."""
+    kind, seed, lam, r = case
+    s = 4
+    score = (copies_problem(seed, lam=lam, r=r) if kind == "copies"
+             else make_problem(kind, seed, n=50, p=16, lam=lam, r=r))
+    S_all, v_all = enum_all(score, s)
+    S1 = S_all[np.argmin(v_all)]
+    inter = np.isin(S_all, S1).sum(axis=1)
+    sess = _bnb_session(score, s, **limits)
+    singles = v_all[inter == s - 1]
+    if kind == "copies":
+        assert v_all[inter == s - 2].min() < singles.max()  # the authors' check fails here
+    for t in (2, 3):
+        ok = inter == s - t
+        lvl = np.sort(v_all[ok])
+        for tau in (lvl[0] - 1e-3, lvl[0], lvl[min(5, lvl.size - 1)], singles.max(), lvl[lvl.size // 3]):
+            res = sess.supports_below(tau, overlap=(S1, s - t))
+            S, v, rest = _below_brute(S_all, v_all, ok, tau)
+            assert res.certified and res.status == "complete" and res.threshold == tau
+            np.testing.assert_array_equal(res.supports, S)
+            np.testing.assert_allclose(res.scores, v, rtol=1e-12)
+            assert tau < res.lower_bound <= rest + 1e-9 * abs(rest)
+            sup, sc, cert, lb = res  # unpacks as the documented 4-tuple
+            assert cert and lb == res.lower_bound
+        # No-good cuts: the excluded supports are neither returned nor bound the rest.
+        ex = S_all[ok][np.argsort(v_all[ok])[:3]]
+        tau = lvl[min(10, lvl.size - 1)]
+        res = sess.supports_below(tau, overlap=(S1, s - t), exclude=ex)
+        mask = ok & ~(S_all[:, None, :] == ex[None]).all(axis=2).any(axis=1)
+        S, v, _ = _below_brute(S_all, v_all, mask, tau)
+        assert res.certified
+        np.testing.assert_array_equal(res.supports, S)
+
+
+@pytest.mark.parametrize("seed", [131, 132])
+def test_supports_below_rank_tightening_matches_brute_force(seed):
+    """With rank R and known scores the threshold falls to the R-th smallest of known ∪ level."""
+    s = 4
+    score = copies_problem(seed)
+    S_all, v_all = enum_all(score, s)
+    S1 = S_all[np.argmin(v_all)]
+    inter = np.isin(S_all, S1).sum(axis=1)
+    ok = inter == 2
+    known = v_all[inter <= 1]  # S1 and the single swaps: distinct supports outside level 2
+    sess = _bnb_session(score, s, enum_limit=0, leaf_limit=1)
+    for R in (3, known.size + 2, known.size + 40, known.size + 400):
+        res = sess.supports_below(np.inf, overlap=(S1, 2), rank=R, known_scores=known)
+        tau = np.partition(np.concatenate([known, v_all[ok]]), R - 1)[R - 1]
+        S, v, rest = _below_brute(S_all, v_all, ok, tau)
+        assert res.certified and res.threshold == tau
+        np.testing.assert_array_equal(res.supports, S)
+        assert tau < res.lower_bound <= rest + 1e-9 * abs(rest)
+
+
+def test_supports_below_time_limit_and_max_count_are_honest():
+    score = make_problem("corr", 95, n=60, p=60, lam=0.5)
+    s = 4
+    S_all, v_all = enum_all(score, s)
+    S1 = S_all[np.argmin(v_all)]
+    ok = np.isin(S_all, S1).sum(axis=1) == 1
+    tau = np.quantile(v_all[ok], 0.01)
+    sess = _bnb_session(score, s, enum_limit=0, leaf_limit=1)
+    res = sess.supports_below(tau, overlap=(S1, 1), time_limit=1e-4)
+    assert not res.certified and res.status == "time_limit"
+    got = {tuple(r) for r in res.supports.tolist()}
+    missing = np.array([ok[i] and tuple(S_all[i]) not in got for i in range(len(S_all))])
+    assert res.lower_bound <= v_all[missing].min() + 1e-9  # still a valid bound on the rest
+    assert np.all(res.scores <= tau)
+    res = sess.supports_below(tau, overlap=(S1, 1), max_count=5)
+    assert not res.certified and res.status == "max_count"
+    assert res.lower_bound <= tau  # more than 5 supports lie below tau
+    full = sess.supports_below(tau, overlap=(S1, 1))
+    assert full.certified and len(full.scores) == int((ok & (v_all <= tau)).sum()) > 5
+
+
+def test_supports_below_by_calls_matches_brute_force():
+    """The call-based default of OracleSession (one solve per support) on the enumerate oracle."""
+    from dpbench.api import OracleSession
+
+    s = 3
+    score = copies_problem(141, p=14, s=s)
+    S_all, v_all = enum_all(score, s)
+    S1 = S_all[np.argmin(v_all)]
+    inter = np.isin(S_all, S1).sum(axis=1)
+    sess = session(("enumerate", {}), score, s)
+    assert type(sess).supports_below is OracleSession.supports_below
+    ok = inter == 1
+    lvl = np.sort(v_all[ok])
+    for tau in (lvl[0] - 1.0, lvl[3], lvl[-1]):
+        res = sess.supports_below(tau, overlap=(S1, 1))
+        S, v, rest = _below_brute(S_all, v_all, ok, tau)
+        assert res.certified and res.calls == len(v) + 1  # the last call finds a support above tau, or none
+        np.testing.assert_array_equal(res.supports, S)
+        assert res.lower_bound == rest
+    known = v_all[inter >= 2]
+    res = sess.supports_below(np.inf, overlap=(S1, 1), rank=10, known_scores=known)
+    tau = np.partition(np.concatenate([known, v_all[ok]]), 9)[9]
+    S, v, _ = _below_brute(S_all, v_all, ok, tau)
+    assert res.certified and res.threshold == tau
+    np.testing.assert_array_equal(res.supports, S)
