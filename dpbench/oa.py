@@ -1383,7 +1383,7 @@ class OASession(OracleSession):
         S, sc = S[keep], sc[keep]
         order = _order_supports(S, sc)
         status = {"done": "complete", "stopped": "max_count"}.get(status, status)
-        certified = status == "complete" and rest > tau
+        certified = status == "complete" and (rest > tau or rest == np.inf)  # inf: nothing left unreturned
         msg = {"complete": f"threshold branch and bound, {nodes} nodes",
                "time_limit": "time limit reached", "max_count": f"more than max_count = {max_count} supports"}.get(
                    status, status)

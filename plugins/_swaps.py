@@ -499,13 +499,15 @@ def _top_list(trial, R, name, enum_limit, max_calls, time_limit, level_search="t
         "from_levels": {str(t): int(np.sum(_levels(S, center) == t)) for t in range(0, max_level(p, s) + 1)},
         "slack": slack,
     }
-    if not complete:
+    bad = [t for t, res in thresholded.items() if not res.certified and not res.lower_bound > rth]
+    if bad:  # first: an incomplete level can also be why fewer than R supports were found
+        diag["reason"] = (f"threshold enumeration of level {bad[0]} incomplete ({thresholded[bad[0]].message}; "
+                          "raise time_limit)")
+    elif not complete:
         diag["reason"] = ("extra oracle-call budget exhausted (raise max_calls)" if stats["budget_exhausted"]
                           else "fewer than R supports found")
     elif not certified:
-        bad = [t for t, res in thresholded.items() if not res.certified and not res.lower_bound > rth]
-        diag["reason"] = (f"threshold enumeration of level {bad[0]} incomplete ({thresholded[bad[0]].message})"
-                          if bad else "an oracle call was not certified optimal (time limit or error)")
+        diag["reason"] = "an oracle call was not certified optimal (time limit or error)"
     return TopList(S, sc, certified, diag)
 
 

@@ -72,6 +72,8 @@ OA_PARAMS = {
     "max_cut_mb": Param(200.0, "memory cap (MB) of the global cut pool kept across calls", float),
     "master_cuts": Param(40, "pool cuts seeded into each master MILP (strongest at the incumbent)", int),
     "enum_limit": Param(1_500_000, "calls with at most this many feasible supports are enumerated exactly", int),
+    "leaf_limit": Param(20_000, "branch-and-bound nodes with at most this many completions are scored "
+                        "exhaustively instead of branching (tests and tuning)", int),
     "gershgorin": Param(True, "Schur-complement/Gershgorin ridge bound in the branch and bound of overlap "
                         "calls (dpbench.oa.completion_bounds); off = cut bounds only (ablation)", bool),
     "default_time_limit": Param(300.0, "seconds per oracle call when the caller gives no time limit "

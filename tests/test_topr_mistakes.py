@@ -488,3 +488,85 @@ def test_privacy_audit_mistakes_under_gap_condition():
     assert checked >= 10
     assert worst > 0.05
     assert miscalibrated > 1.0
+
+
+# --------------------------------------------------------------------------- threshold enumeration of levels
+
+
+def copies_problem(seed, n=60, p=24, s=4, noise=0.05):
+    """True features 0..s-1 and near copies s..2s-1: many >= 2-swap supports beat single swaps."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    X[:, s:2 * s] = X[:, :s] + noise * rng.standard_normal((n, s))
+    y = X[:, :s].sum(axis=1) / math.sqrt(s) + 0.1 * rng.standard_normal(n)
+    return Problem(X, y, s, true_support=list(range(s)), name="copies")
+
+
+def highs_trial(problem, lam=2.0, **solver_params):
+    return Trial(problem.clipped(BX, BY), b_x=BX, b_y=BY, r=RR, lam=lam, solver="highs",
+                 solver_params=solver_params)
+
+
+@pytest.mark.parametrize("seed,p,s,lam", [(0, 24, 4, 2.0), (1, 30, 3, 120.0), (2, 20, 4, 5.0)])
+@pytest.mark.parametrize("R", ["auto", 50, 2000])
+@pytest.mark.parametrize("oracle", [{}, {"enum_limit": 0, "leaf_limit": 1}], ids=["leaf-enum", "bnb-deep"])
+def test_threshold_top_list_is_the_R_smallest(seed, p, s, lam, R, oracle):
+    """Levels too large for closed form (enum_limit=0) come from one threshold enumeration each,
+    scored whole (small feasible sets) or by the branch and bound down to single features."""
+    trial = highs_trial(copies_problem(seed, p=p, s=s), lam, **oracle)
+    R = auto_r(p, s) if R == "auto" else R
+    lst = _swaps.top_list(trial, R, enum_limit=0)
+    S, sc = enumerate_all(trial)
+    d = lst.diagnostics
+    assert lst.certified, d
+    np.testing.assert_array_equal(lst.supports, S[:R])
+    np.testing.assert_allclose(lst.scores, sc[:R], rtol=1e-12)
+    assert d["slack"] == 0.0 and d["extra_calls"] == 0
+    if R == auto_r(p, s):
+        assert not d["check_passed"]  # the authors' list would be wrong here
+    assert d["levels_thresholded"], "the threshold path must have been used"
+    for t, info in d["levels_thresholded"].items():
+        lvl = s - np.isin(S, lst.supports[0]).sum(axis=1) == int(t)
+        assert info["certified"] and info["threshold"] >= sc[R - 1]
+        assert info["lower_bound_rest"] > info["threshold"] or info["lower_bound_rest"] == math.inf
+        # Exactly the level's members at or below the final threshold were returned.
+        assert info["members_below"] == int(np.sum(lvl & (sc <= info["threshold"])))
+
+
+class ThresholdTimeLimited(CountingSession):
+    """An OA session whose threshold enumerations stop at once (time limit)."""
+
+    def supports_below(self, threshold, **kw):
+        kw["time_limit"] = 0.0
+        return self.inner.supports_below(threshold, **kw)
+
+
+def test_threshold_time_limit_leaves_the_trial_uncertified():
+    trial = highs_trial(copies_problem(0))
+    _instrument(trial, ThresholdTimeLimited)
+    R = auto_r(trial.p, trial.s)
+    lst = _swaps.top_list(trial, R, enum_limit=0)
+    assert not lst.certified
+    info = lst.diagnostics["levels_thresholded"]["2"]
+    assert info["status"] == "time_limit" and not info["certified"]
+    assert "threshold enumeration of level 2" in lst.diagnostics["reason"]
+    sel = TopR(enum_limit=0)
+    prep = sel.prepare(trial, None)
+    d = sel.draw(trial, prep, 1.0, 5, np.random.default_rng(0))
+    assert d.certified is False and d.supports.shape == (5, trial.s)
+
+
+def test_threshold_max_count_leaves_the_trial_uncertified():
+    trial = highs_trial(copies_problem(0))
+    lst = _swaps.top_list(trial, auto_r(trial.p, trial.s), enum_limit=0, max_count=3)
+    assert not lst.certified
+    assert lst.diagnostics["levels_thresholded"]["2"]["status"] == "max_count"
+
+
+def test_threshold_and_call_paths_agree():
+    trial = highs_trial(copies_problem(3, p=16, s=3))
+    R = 60
+    a = _swaps.top_list(trial, R, enum_limit=0)
+    b = _swaps.top_list(trial, R, enum_limit=0, level_search="calls")
+    assert a.certified and b.certified and b.diagnostics["extra_calls"] > 0
+    np.testing.assert_array_equal(a.supports, b.supports)
