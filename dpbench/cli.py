@@ -131,7 +131,11 @@ def _merge_options(args) -> dict:
     if getattr(args, "config", None):
         from .config import load_config
 
-        opts.update(load_config(args.config, COMPARE_DEFAULTS))
+        from_file = load_config(args.config, COMPARE_DEFAULTS)
+        # per-plugin parameters merge (the command line's come last and win); the file's
+        # parameters for plugins this run does not use are ignored, not errors
+        opts["config_param"] = from_file.pop("param", [])
+        opts.update(from_file)
     for k in COMPARE_DEFAULTS:
         v = getattr(args, k, None)
         if v is not None:
@@ -157,7 +161,8 @@ def build_run_config(opts: dict):
     gen_params: dict = {}
     solver_params: dict = {}
     gen_name = opts.get("generator") or "toeplitz"
-    for item in opts.get("param") or []:
+    items = [(i, True) for i in opts.get("config_param") or []] + [(i, False) for i in opts.get("param") or []]
+    for item, from_file in items:
         if "=" not in item or "." not in item.split("=", 1)[0]:
             raise UserInputError(f"--param {item!r} must look like NAME.KEY=VALUE, e.g. exhaustive.limit=1000000")
         lhs, value = item.split("=", 1)
@@ -168,6 +173,8 @@ def build_run_config(opts: dict):
             gen_params[key] = value
         elif name == (opts.get("solver") or "highs"):
             solver_params[key] = value
+        elif from_file and any(name in reg.names(kind) for kind in ("selector", "generator", "solver")):
+            continue
         else:
             raise UserInputError(f"--param {item!r}: {name!r} is neither one of the methods "
                                  f"({', '.join(methods)}), the generator ({gen_name}) nor the solver")

@@ -90,3 +90,22 @@ def test_plot_and_report(tmp_path):
     lines = md.read_text().splitlines()
     assert len(lines) == 2 + 2 * 2 * 2  # header, rule, 2 methods x 2 n x 2 epsilon
     assert main(["plot", str(tmp_path / "missing.db"), "-o", str(png)]) == 2
+
+
+def test_config_params_merge_with_command_line_and_unused_ones_are_ignored(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('methods = "exhaustive,mcmc"\nn = [120]\ntrials = 1\ndraws = 3\n'
+                   '[params]\nmcmc = { iterations = 50 }\ntopr = { R = 100 }\n')
+    opts = {**COMPARE_DEFAULTS, **load_config(cfg, COMPARE_DEFAULTS)}
+    assert "topr.R=100" in opts["param"]
+    # topr is not run: its parameter from the file is ignored; the command line adds one for exhaustive
+    assert main(["compare", "--config", str(cfg), "--methods", "exhaustive,mcmc", "--param", "exhaustive.chunk=99",
+                 "--out", str(tmp_path / "r.db")]) == 0
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        configs = dict(conn.execute("SELECT method, config FROM results"))
+    assert json.loads(configs["mcmc"])["params"] == {"iterations": "50"}
+    assert json.loads(configs["exhaustive"])["params"] == {"chunk": "99"}
+    # a command-line parameter for a method that is not run is still an error
+    assert main(["compare", "--config", str(cfg), "--param", "topr.R=5", "--out", str(tmp_path / "x.db")]) == 2
