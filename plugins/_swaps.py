@@ -15,7 +15,11 @@ The top-R list (design.md 4.2) is the R smallest scores overall. It is built by 
 merge of sorted sources: {S1} and the single swaps (explicit, sorted), and one source per
 level t >= 2 whose elements arrive in increasing order either from repeated oracle calls
 (overlap constraint + no-good cuts on the members already taken) or, for levels small enough,
-from a closed-form enumeration of the whole level. Merging stops as soon as R supports are
+from a closed-form enumeration of the whole level, or, for a large level that contributes
+more than its optimum, from one threshold enumeration (``OracleSession.supports_below``: all
+members with score <= a tightening upper bound on the R-th score; measured at p = 10 000,
+n = 200: 30 000 2-swap members in 1-4 s, where one call per member gave up after 1000
+calls). Merging stops as soon as R supports are
 taken; every untaken support is then at least as large as a source head that is at least
 the largest taken score, so the list is exact (certified) whenever every oracle call was.
 

@@ -100,8 +100,9 @@ class TopR(Selector):
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
         "enum_limit": Param(2_000_000, "swap levels with at most this many supports are scored in closed form "
                             "when they enter the list (0 = oracle calls only)", int),
-        "max_calls": Param(1000, "budget of extra oracle calls when the authors' check fails; "
-                           "beyond it the trial is uncertified", int),
+        "max_calls": Param(1000, "budget of extra oracle calls when the authors' check fails and the "
+                           "backend has no threshold enumeration (supports_below; highs/gurobi/pyomo do), "
+                           "one call per listed >= 2-swap support; beyond it the trial is uncertified", int),
         "time_limit": Param(60.0, "seconds per oracle call on the swap levels (default 60, so a trial "
                             "never hangs; inf = no limit); a call that hits it leaves the trial "
                             "uncertified unless its proven lower bound clears the R-th score", float),
