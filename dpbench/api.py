@@ -21,6 +21,10 @@ from .score import RidgeScore, sensitivity
 
 #: DP types a selector can declare (design.md section 4).
 DP_TYPES = ("pure", "approximate", "none")
+#: Default ridge penalty Lambda of runs and of the Python API. Outer-approximation oracles
+#: need Lambda > 0 and slow down sharply as Lambda -> 0 (weaker cuts); the NeurIPS 2025
+#: experiments used 120 (configs/neurips2025.toml), the ICLR-workshop ones 0.
+DEFAULT_LAM = 10.0
 #: The one neighbouring relation every built-in selector is calibrated to.
 REPLACE_ONE = "replace-one"
 

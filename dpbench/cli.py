@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from .api import DEFAULT_LAM
 from .errors import DPBenchError, UserInputError
 
 # Outside a terminal (logs, CI) rich would wrap the table at 80 columns; keep rows whole.
@@ -43,7 +44,7 @@ COMPARE_DEFAULTS = {
     "b_x": 0.5,
     "b_y": 0.5,
     "r": 1.1,
-    "lam": 1.0,
+    "lam": DEFAULT_LAM,
     "sensitivity": "tight",
     "solver": "highs",
     "reference": None,
@@ -110,7 +111,7 @@ def _add_compare(sub):
     p.add_argument("--b-x", dest="b_x", type=float, help="clipping bound on |x_ij| (default 0.5)")
     p.add_argument("--b-y", dest="b_y", type=float, help="clipping bound on |y_i| (default 0.5)")
     p.add_argument("--r", type=float, help="l2 bound on the coefficients (default 1.1)")
-    p.add_argument("--lam", type=float, help="ridge penalty Lambda (default 1.0)")
+    p.add_argument("--lam", type=float, help=f"ridge penalty Lambda (default {DEFAULT_LAM:g}; the OA solvers need Lambda > 0)")
     p.add_argument("--sensitivity", choices=["tight", "paper"],
                    help="Delta = (b_y + b_x r sqrt(s))^2 (tight, default) or 2b_y^2 + 2b_x^2 r^2 s (paper)")
     p.add_argument("--solver", help="best-subset oracle backend (default highs)")

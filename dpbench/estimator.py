@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .api import Trial
+from .api import DEFAULT_LAM, Trial
 from .mechanisms import check_epsilon
 from .plugins import registry
 from .problem import Problem
@@ -58,7 +58,7 @@ class SelectionResult:
 
 
 def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draws: int = 1,
-           b_x: float = 0.5, b_y: float = 0.5, r: float = 1.1, lam: float = 1.0,
+           b_x: float = 0.5, b_y: float = 0.5, r: float = 1.1, lam: float = DEFAULT_LAM,
            sensitivity: str = "tight", solver: str = "highs", **params) -> SelectionResult:
     """Run the registered selector ``method`` on (X, y) and return its private support.
 
@@ -145,7 +145,7 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, method="exhaustive", s=1, epsilon=1.0, b_x=0.5, b_y=0.5, r=1.1, lam=1.0,
+    def __init__(self, method="exhaustive", s=1, epsilon=1.0, b_x=0.5, b_y=0.5, r=1.1, lam=DEFAULT_LAM,
                  sensitivity="tight", solver="highs", params=None, random_state=None):
         self.method = method
         self.s = s

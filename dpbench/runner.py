@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .api import Trial
+from .api import DEFAULT_LAM, Trial
 from .errors import UserInputError
 from .mechanisms import check_epsilon
 from .metrics import support_metrics
@@ -62,7 +62,7 @@ class RunConfig:
     b_x: float = 0.5
     b_y: float = 0.5
     r: float = 1.1
-    lam: float = 1.0
+    lam: float = DEFAULT_LAM
     sensitivity: str = "tight"
     solver: str = "highs"
     solver_params: dict = field(default_factory=dict)

@@ -8,6 +8,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import check_estimator
 
 import dpbench
+from dpbench.api import DEFAULT_LAM
 from dpbench import RidgeScore, UserInputError
 from dpbench.combinatorics import iter_supports
 
@@ -26,7 +27,7 @@ def test_select_returns_support_and_exact_probability():
     # the reported log-probability equals the exponential mechanism computed here by hand
     Xc, yc = np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5)
     S = np.concatenate(list(iter_supports(8, 2)))
-    scores = RidgeScore(Xc, yc, lam=1.0, r=1.1)(S)
+    scores = RidgeScore(Xc, yc, lam=DEFAULT_LAM, r=1.1)(S)
     delta = (0.5 + 0.5 * 1.1 * np.sqrt(2)) ** 2
     lw = -2.0 * scores / (2 * delta)
     k = int(np.flatnonzero((S == res.support).all(axis=1))[0])

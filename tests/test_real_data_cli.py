@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from dpbench.api import DEFAULT_LAM
 from dpbench.cli import main
 from dpbench.combinatorics import iter_supports
 from dpbench.data_io import standardize_arrays
@@ -27,7 +28,7 @@ def test_dataset_with_bss_reference_is_the_exhaustive_mode(tmp_path, capsys):
     arrays = registry().dataset("diabetes")().load()
     X, y, _ = standardize_arrays(arrays.X, arrays.y, "standardize")
     S = np.concatenate(list(iter_supports(10, 3)))
-    scores = RidgeScore(np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5), lam=1.0, r=1.1)(S)
+    scores = RidgeScore(np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5), lam=DEFAULT_LAM, r=1.1)(S)
     delta = (0.5 + 0.5 * 1.1 * np.sqrt(3)) ** 2
     lw = -2.0 * scores / (2 * delta)
     p_best = np.exp(lw.max() - np.logaddexp.reduce(lw))
