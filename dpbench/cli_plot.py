@@ -28,6 +28,11 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
+def _panel_order(item):
+    # numeric settings in numeric order (epsilon 1, 3, 10, 30 — not 1, 10, 3, 30)
+    return tuple((0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)) for v in item[0])
+
+
 def plot_summary(summary, x: str, metric: str, output, logx: bool = False) -> int:
     """Draw ``metric`` against ``x`` per method; one panel per remaining setting. Returns the panel count."""
     try:
@@ -47,7 +52,7 @@ def plot_summary(summary, x: str, metric: str, output, logx: bool = False) -> in
     if not panels:
         raise UserInputError(f"no {metric} values to plot in this database")
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False, sharey=True)
-    for ax, (key, methods) in zip(axes[0], sorted(panels.items(), key=lambda kv: str(kv[0]))):
+    for ax, (key, methods) in zip(axes[0], sorted(panels.items(), key=_panel_order)):
         for method, rows in sorted(methods.items()):
             rows.sort(key=lambda d: d[x])
             xs = [d[x] for d in rows]
