@@ -1,4 +1,4 @@
-"""``dpbench bss``: the certified non-private best subset of one generated problem.
+"""``dpbench bss``: the certified non-private best subset of one generated or real problem.
 
 Example::
 
@@ -7,8 +7,9 @@ Example::
 Defaults follow ``dpbench compare`` (b_x = b_y = 0.5, r = 1.1) except the ridge penalty,
 which defaults to the NeurIPS 2025 authors' Λ = 120 (outer-approximation backends need
 Λ > 0; use ``--solver enumerate`` or ``--solver gurobi --solver-param formulation=misocp``
-for Λ = 0). Data are drawn as in a compare trial: ``rng_for(seed, "data", generator
-setting)`` then clipped to [-b_x, b_x] / [-b_y, b_y].
+for Λ = 0). Data are exactly those of trial 0 of ``dpbench compare`` with the same seed and
+setting (:func:`dpbench.runner.make_problem`), or a real data set (``--dataset``) or user
+file (``--data --target``), then clipped to [-b_x, b_x] / [-b_y, b_y].
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--solver-param", dest="solver_param", action="append", default=[], metavar="KEY=VALUE",
                    help="backend parameter, repeatable (e.g. formulation=misocp for gurobi)")
     p.add_argument("--time-limit", dest="time_limit", type=float, default=None, help="seconds (default none)")
+    p.add_argument("--dataset", help="a registered real data set instead of a generator (see `dpbench list`)")
+    p.add_argument("--data", help="a user data file (.csv, .tsv, .parquet, .npz) instead of a generator")
+    p.add_argument("--target", help="response column of --data")
+    p.add_argument("--standardize", choices=["none", "center", "standardize"], default="standardize",
+                   help="preprocessing of real data before clipping (default standardize; not private)")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.set_defaults(func=run)
 
@@ -47,16 +53,18 @@ def run(args) -> int:
     from .errors import UserInputError
     from .plugins import registry
     from .score import RidgeScore
-    from .seeding import rng_for
+
+    from .runner import RunConfig, make_problem
 
     reg = registry()
-    gen_cls = reg.generator(args.generator)
-    gparams = {"n": args.n, "p": args.p, "s": args.s}
-    if args.rho is not None:
-        gparams["rho"] = args.rho
-    if args.snr is not None:
-        gparams["snr"] = args.snr
-    gen = gen_cls(**{k: v for k, v in gparams.items() if k in gen_cls.params})
+    if args.dataset or args.data:
+        source = {"dataset": args.dataset} if args.dataset else {"data": args.data, "target": args.target}
+        setting = {**source, "s": args.s, "standardize": args.standardize}
+    else:
+        gen_cls = reg.generator(args.generator)
+        gparams = {"n": args.n, "p": args.p, "s": args.s, "rho": args.rho, "snr": args.snr}
+        setting = {"generator": args.generator,
+                   **{k: v for k, v in gparams.items() if v is not None and k in gen_cls.params}}
     sparams = {}
     for kv in args.solver_param:
         if "=" not in kv:
@@ -64,7 +72,9 @@ def run(args) -> int:
         k, v = kv.split("=", 1)
         sparams[k.strip()] = v.strip()
     t0 = time.perf_counter()
-    problem = gen.generate(rng_for(args.seed, "data", gen.setting())).clipped(args.b_x, args.b_y)
+    # the same data as trial 0 of `dpbench compare` with this seed and setting
+    problem = make_problem(RunConfig(methods=[], data=[setting], seed=args.seed), setting, 0)
+    problem = problem.clipped(args.b_x, args.b_y)
     score = RidgeScore(problem.X, problem.y, lam=args.lam, r=args.r)
     session = reg.solver(args.solver)(**sparams).session(score, problem.s)
     res = session.solve(time_limit=args.time_limit)
@@ -75,13 +85,13 @@ def run(args) -> int:
         "seconds": res.seconds, "total_seconds": total, "iterations": res.iterations,
         "solver": args.solver, "message": res.message,
         "true_support": None if problem.true_support is None else [int(i) for i in problem.true_support],
-        "setting": {**gen.setting(), "seed": args.seed, "b_x": args.b_x, "b_y": args.b_y, "r": args.r,
+        "setting": {**setting, "seed": args.seed, "b_x": args.b_x, "b_y": args.b_y, "r": args.r,
                     "lam": args.lam},
     }
     if args.json:
         print(json.dumps(out))
     else:
-        table = Table(title=f"best subset ({args.solver}), {args.generator} n={problem.n} p={problem.p} s={problem.s}")
+        table = Table(title=f"best subset ({args.solver}), {problem.name} n={problem.n} p={problem.p} s={problem.s}")
         table.add_column("field")
         table.add_column("value")
         table.add_row("support", str(out["support"]))

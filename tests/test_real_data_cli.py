@@ -87,3 +87,26 @@ def test_design_only_dataset_points_to_planted(tmp_path, capsys):
                  "--json", str(js)]) == 0
     (row,) = json.loads(js.read_text())
     assert row["n"] == 64 and row["p"] == 6830 and row["reference"] == "true"
+
+
+def test_bss_command_on_real_data_and_same_data_as_compare(tmp_path, capsys):
+    assert main(["bss", "--dataset", "diabetes", "--s", "3", "--lam", "10", "--solver", "enumerate", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    arrays = registry().dataset("diabetes")().load()
+    X, y, _ = standardize_arrays(arrays.X, arrays.y, "standardize")
+    S = np.concatenate(list(iter_supports(10, 3)))
+    scores = RidgeScore(np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5), lam=10.0, r=1.1)(S)
+    assert out["status"] == "optimal" and out["support"] == S[np.argmin(scores)].tolist()
+    assert out["objective"] == pytest.approx(scores.min(), rel=1e-10)
+    # a generated problem: the bss optimum is the mode that `compare`'s bss row reports for trial 0
+    assert main(["bss", "--n", "300", "--p", "20", "--s", "3", "--lam", "10", "--solver", "enumerate",
+                 "--json"]) == 0
+    solo = json.loads(capsys.readouterr().out)
+    db = tmp_path / "r.db"
+    assert main(["compare", "--methods", "bss", "--n", "300", "--trials", "1", "--draws", "1", "--solver",
+                 "enumerate", "--out", str(db)]) == 0
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        (supports,) = conn.execute("SELECT supports FROM results").fetchone()
+    assert json.loads(supports) == [solo["support"]]
