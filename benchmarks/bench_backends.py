@@ -26,8 +26,10 @@ slow backend, ``setup`` solves the problem once (untimed).
 Run ``python benchmarks/bench_backends.py`` to print medians next to the targets.
 """
 
-import statistics
-import time
+try:  # as a module of the asv suite (package ``benchmarks``) or as a script
+    from ._timing import median_seconds
+except ImportError:
+    from _timing import median_seconds
 
 BACKENDS = ("highs", "gurobi", "pyomo", "enumerate")
 SIZES = {40: 200, 1000: 400, 10_000: 800}  # p -> n
@@ -129,12 +131,7 @@ def main():
             except NotImplementedError as exc:
                 print(f"  {backend:10s} p={p:<6d} skipped: {str(exc)[:110]}")
                 continue
-            times = []
-            for _ in range(3):
-                t = time.perf_counter()
-                b.time_certified(backend, p)
-                times.append(time.perf_counter() - t)
-            med = statistics.median(times)
+            med = median_seconds(lambda: b.time_certified(backend, p), 3)
             target = TARGETS.get((backend, p))
             verdict = "" if target is None else (f"target <= {target} s  " + ("OK" if med <= target else "SLOWER"))
             print(f"  {backend:10s} p={p:<6d} median {med:8.3f} s  {verdict}", flush=True)

@@ -11,10 +11,12 @@ Targets (2-core machine, issue 6):
 Run ``python benchmarks/bench_sampagg_dpsis.py`` to print medians next to the targets.
 """
 
-import statistics
-import time
-
 import numpy as np
+
+try:  # as a module of the asv suite (package ``benchmarks``) or as a script
+    from ._timing import median_seconds
+except ImportError:
+    from _timing import median_seconds
 
 TARGETS = {
     "time_dpsis_draw": 0.050,
@@ -83,13 +85,6 @@ class TimeSampAgg:
         self._run(estimator="lasso_path")
 
 
-def _median(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 if __name__ == "__main__":
@@ -97,12 +92,12 @@ if __name__ == "__main__":
     d.setup()
     a.setup()
     measured = {
-        "time_dpsis_draw": _median(d.time_dpsis_draw, 51),
-        "time_canonical_lipschitz_topk": _median(d.time_canonical_lipschitz_topk, 51),
-        "time_dpsis_prepare": _median(d.time_dpsis_prepare, 11),
-        "time_sampagg_trial": _median(a.time_sampagg_trial, 5),
-        "time_sampagg_trial_alpha_001": _median(a.time_sampagg_trial_alpha_001, 3),
-        "time_sampagg_trial_lasso_path": _median(a.time_sampagg_trial_lasso_path, 3),
+        "time_dpsis_draw": median_seconds(d.time_dpsis_draw, 51),
+        "time_canonical_lipschitz_topk": median_seconds(d.time_canonical_lipschitz_topk, 51),
+        "time_dpsis_prepare": median_seconds(d.time_dpsis_prepare, 11),
+        "time_sampagg_trial": median_seconds(a.time_sampagg_trial, 5),
+        "time_sampagg_trial_alpha_001": median_seconds(a.time_sampagg_trial_alpha_001, 3),
+        "time_sampagg_trial_lasso_path": median_seconds(a.time_sampagg_trial_lasso_path, 3),
     }
     print(f"{'benchmark':34s} {'median':>10s} {'target':>10s}")
     for name, sec in measured.items():
