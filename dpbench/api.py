@@ -333,7 +333,7 @@ class Dataset:
 
 # --------------------------------------------------------------------------- solvers
 
-ORACLE_STATUSES = ("optimal", "infeasible", "time_limit", "error")
+ORACLE_STATUSES = ("optimal", "infeasible", "time_limit", "suboptimal", "error")
 
 
 @dataclass
@@ -348,9 +348,11 @@ class OracleResult:
         Its score R(S, D), recomputed with the shared score (inf if no support).
     lower_bound : float
         A valid lower bound on the constrained optimum.
-    status : {"optimal", "infeasible", "time_limit", "error"}
+    status : {"optimal", "infeasible", "time_limit", "suboptimal", "error"}
         Only ``"optimal"`` (gap within tolerance) and ``"infeasible"`` (no support satisfies
-        the constraints) are certified answers.
+        the constraints) are certified answers. ``"time_limit"``: a work or time limit stopped
+        the search; ``"suboptimal"``: the backend stopped with a support and a valid lower
+        bound whose gap it could not close (numerical trouble); both are uncertified.
     iterations : int
         Master solves / cutting-plane rounds.
     seconds : float
