@@ -39,7 +39,7 @@ S, LAM, R_BOUND, B = 5, 120.0, 1.1, 0.5
 
 def make_problem(p: int, seed: int = 0):
     """Clipped paper-design problem with p features (n from :data:`SIZES`)."""
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
     from dpbench.seeding import rng_for
 
     gen = registry().generator("toeplitz")(n=SIZES[p], p=p, s=S, rho=0.1, snr=5.0)
@@ -48,7 +48,7 @@ def make_problem(p: int, seed: int = 0):
 
 def certified_optimum(backend: str, problem):
     """Score set-up + oracle session + one unconstrained solve; raises unless certified optimal."""
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
     from dpbench.score import RidgeScore
 
     score = RidgeScore(problem.X, problem.y, lam=LAM, r=R_BOUND)
@@ -63,7 +63,7 @@ def check_backend(backend: str, problem) -> None:
     from math import comb
 
     from dpbench.errors import DPBenchError
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
 
     if backend not in registry().names("solver"):
         raise NotImplementedError(f"solver {backend!r} is not registered")
@@ -104,7 +104,7 @@ class PeakMemoryOracle:
     timeout = 300
 
     def setup(self, backend):
-        from dpbench.plugins import registry
+        from dpbench.plugin_manager import registry
 
         if backend not in registry().names("solver"):
             raise NotImplementedError(f"solver {backend!r} is not registered")

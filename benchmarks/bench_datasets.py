@@ -21,7 +21,7 @@ TARGETS = {"time_load_khan": 0.1, "time_load_nci60": 0.1, "time_planted_nci60": 
 
 
 def _dataset(name):
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
 
     return registry().dataset(name)
 
@@ -45,7 +45,7 @@ time_load_nci60.setup = _build_registry
 
 class TimePlanted:
     def setup(self):
-        from dpbench.plugins import registry
+        from dpbench.plugin_manager import registry
 
         self.gen = registry().generator("planted")(design="nci60", s=5, snr=5.0)
         self.gen.generate(np.random.default_rng(0))  # the design is cached after the first load

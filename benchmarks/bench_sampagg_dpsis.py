@@ -29,8 +29,8 @@ TARGETS = {
 
 
 def _trial(n, p, s, b, seed, generator="toeplitz"):
-    from dpbench.api import Trial
-    from dpbench_plugins.toeplitz import Toeplitz
+    from dpbench.trial import Trial
+    from dpbench_plugins.generators.toeplitz import Toeplitz
 
     problem = Toeplitz(n=n, p=p, s=s, rho=0.1, snr=5.0).generate(np.random.default_rng(seed))
     return Trial(problem.clipped(b, b), b_x=b, b_y=b, r=1.1, lam=0.0)
@@ -40,7 +40,7 @@ class TimeDPSIS:
     """One dpsis draw at p = 22 283, s = 5 (n = 127, Burczynski's size)."""
 
     def setup(self):
-        from dpbench_plugins.dpsis import DPSIS
+        from dpbench_plugins.selectors.dpsis import DPSIS
 
         self.trial = _trial(127, 22_283, 5, 1.0, seed=0)
         self.sel = DPSIS()
@@ -55,7 +55,7 @@ class TimeDPSIS:
         self.sel.prepare(self.trial, self.rng)
 
     def time_canonical_lipschitz_topk(self):
-        from dpbench.lipschitz import canonical_lipschitz_topk
+        from dpbench.privacy.lipschitz import canonical_lipschitz_topk
 
         canonical_lipschitz_topk(self.rng, self.scores, 5, 1.0, 2.0)
 
@@ -69,7 +69,7 @@ class TimeSampAgg:
         self.trial = _trial(800, 10_000, 5, 0.5, seed=3)
 
     def _run(self, **params):
-        from dpbench_plugins.sampagg import SampAgg
+        from dpbench_plugins.selectors.sampagg import SampAgg
 
         sel = SampAgg(**params)
         prepared = sel.prepare(self.trial, np.random.default_rng(4))

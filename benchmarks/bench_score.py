@@ -28,8 +28,8 @@ P_BIG = 106  # C(106, 5) = 101,340,876
 
 
 def _trial(n=N, p=P, s=S, seed=0, lam=1.0, r=1.1):
-    from dpbench.api import Trial
-    from dpbench_plugins.toeplitz import Toeplitz
+    from dpbench.trial import Trial
+    from dpbench_plugins.generators.toeplitz import Toeplitz
 
     problem = Toeplitz(n=n, p=p, s=s, rho=0.1, snr=5.0).generate(np.random.default_rng(seed))
     return Trial(problem.clipped(0.5, 0.5), b_x=0.5, b_y=0.5, r=r, lam=lam)
@@ -52,7 +52,7 @@ class ScoreRate:
     timeout = 120
 
     def setup(self):
-        from dpbench.combinatorics import iter_supports
+        from dpbench.supports import iter_supports
 
         self.trial = _trial()
         self.score = self.trial.score
@@ -64,7 +64,7 @@ class ScoreRate:
             self.score(c)
 
     def _enumerate_and_score(self):
-        from dpbench.combinatorics import iter_supports
+        from dpbench.supports import iter_supports
 
         for c in iter_supports(P, S, chunk_size=CHUNK):
             self.score(c)
@@ -77,7 +77,7 @@ class ScoreRate:
         self._score_all()
 
     def time_iter_supports_c40_5(self):
-        from dpbench.combinatorics import iter_supports
+        from dpbench.supports import iter_supports
 
         for _ in iter_supports(P, S, chunk_size=CHUNK):
             pass
@@ -104,7 +104,7 @@ class ScoreRateOtherPaths:
     timeout = 120
 
     def setup(self):
-        from dpbench.combinatorics import iter_supports
+        from dpbench.supports import iter_supports
         from dpbench.score import RidgeScore
 
         t = _trial()
@@ -126,7 +126,7 @@ class ScoreRateOtherPaths:
 
 
 def _exhaustive_1e8(n_draws=10):
-    from dpbench_plugins.exhaustive import Exhaustive
+    from dpbench_plugins.selectors.exhaustive import Exhaustive
 
     trial = _trial(p=P_BIG)
     sel = Exhaustive(limit=2 * 10**8, cache=0)  # cache = 0: always stream, never keep scores

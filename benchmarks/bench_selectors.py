@@ -74,7 +74,7 @@ PEAKMEM = {"exhaustive": ((200, 60), {"cache": 0}), "bss": ((800, 10_000), {}),
 
 
 def _registry():
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
 
     return registry()
 

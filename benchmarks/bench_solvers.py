@@ -15,7 +15,7 @@ SEEDS = (0, 1, 2, 3, 4)
 
 
 def _problem(n, p, seed):
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
     from dpbench.seeding import rng_for
 
     gen = registry().generator("toeplitz")(n=n, p=p, s=5, rho=0.1, snr=5.0)
@@ -23,7 +23,7 @@ def _problem(n, p, seed):
 
 
 def _solve(problem, solver="highs"):
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
     from dpbench.score import RidgeScore
 
     score = RidgeScore(problem.X, problem.y, lam=120.0, r=1.1)
@@ -84,7 +84,7 @@ LEVEL_TARGETS = {"level_p20_default": 0.05}
 
 def _level_calls(n, p, s, lam, seed, ts, time_limit):
     """Certified best support with exactly t swaps from S1, for t in ts (one session)."""
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
     from dpbench.score import RidgeScore
     from dpbench.seeding import rng_for
 

@@ -30,7 +30,7 @@ TIME_LIMIT = 60.0
 
 
 def _highs_available() -> bool:
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
 
     return "highs" in registry(refresh=True).names("solver")
 
@@ -38,7 +38,7 @@ def _highs_available() -> bool:
 def make_trial(setting: str, seed: int = 0):
     """A fresh Trial (empty cache) of the NeurIPS 2025 design."""
     from dpbench import Trial
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
     from dpbench.seeding import rng_for
 
     n, p, s = SETTINGS[setting]
@@ -49,7 +49,7 @@ def make_trial(setting: str, seed: int = 0):
 
 def run_trial(trial, seed: int = 0) -> dict:
     """Prepare topr and mistakes on one trial and draw 100 supports from each."""
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
 
     reg = registry()
     out = {}

@@ -1,16 +1,17 @@
 """dpbench: benchmark differentially private best-subset (variable) selection.
 
 The host: plugin hooks (:mod:`dpbench.hookspecs`), the shared score
-(:mod:`dpbench.score`), log-space mechanism utilities (:mod:`dpbench.mechanisms`),
+(:mod:`dpbench.score`), log-space mechanism utilities (:mod:`dpbench.privacy.exponential`),
 seeding (:mod:`dpbench.seeding`), the runner, the results store and the CLI.
 """
 
-from .api import (DP_TYPES, REPLACE_ONE, Dataset, DatasetArrays, Draws, Generator, OracleResult,
-                  OracleSession, Param, Selector, Solver, Trial)
+from .base import (DP_TYPES, REPLACE_ONE, Dataset, DatasetArrays, Draws, Generator, OracleResult, OracleSession, Param, Selector, Solver)
+from .trial import Trial
 from .errors import DPBenchError, UnknownNameError, UserInputError
 from .hookspecs import hookimpl
 from .problem import Problem, as_support
-from .score import RidgeScore, sensitivity
+from .score import RidgeScore
+from .privacy.sensitivity import sensitivity
 
 __version__ = "0.1.0"
 

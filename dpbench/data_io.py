@@ -418,7 +418,7 @@ def problem_from_dataset(setting: dict):
         For a design-only data set (no response: use the ``planted`` generator), an unknown
         name (UnknownNameError), or any error of :func:`load_table`.
     """
-    from .plugins import registry
+    from .plugin_manager import registry
     from .problem import Problem
 
     mode = setting.get("standardize") or "none"

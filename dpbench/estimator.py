@@ -15,9 +15,9 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .api import DEFAULT_LAM, Trial
-from .mechanisms import check_epsilon
-from .plugins import registry
+from .trial import DEFAULT_LAM, Trial
+from .privacy.exponential import check_epsilon
+from .plugin_manager import registry
 from .problem import Problem
 from .seeding import rng_for
 

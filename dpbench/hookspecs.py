@@ -29,7 +29,7 @@ hookimpl = pluggy.HookimplMarker("dpbench")
 
 @hookspec
 def dpbench_selectors():
-    """Return a list of :class:`dpbench.api.Selector` subclasses this plugin provides.
+    """Return a list of :class:`dpbench.base.Selector` subclasses this plugin provides.
 
     Each declares ``name``, ``dp_type`` ("pure", "approximate" or "none"),
     ``neighbouring`` and its ``params``.
@@ -38,14 +38,14 @@ def dpbench_selectors():
 
 @hookspec
 def dpbench_generators():
-    """Return a list of :class:`dpbench.api.Generator` subclasses (simulation designs)."""
+    """Return a list of :class:`dpbench.base.Generator` subclasses (simulation designs)."""
 
 
 @hookspec
 def dpbench_solvers():
-    """Return a list of :class:`dpbench.api.Solver` subclasses (best-subset oracles)."""
+    """Return a list of :class:`dpbench.base.Solver` subclasses (best-subset oracles)."""
 
 
 @hookspec
 def dpbench_datasets():
-    """Return a list of :class:`dpbench.api.Dataset` subclasses (real data with provenance)."""
+    """Return a list of :class:`dpbench.base.Dataset` subclasses (real data with provenance)."""

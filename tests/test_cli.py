@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from dpbench import Draws, Problem, Selector, UserInputError
-from dpbench.cli import main
-from dpbench.plugins import Entry, registry
+from dpbench.cli.main import main
+from dpbench.plugin_manager import Entry, registry
 
 DPBENCH = [sys.executable, "-m", "dpbench.cli"]
 

@@ -13,7 +13,7 @@ from scipy import stats
 
 from dpbench.data_io import STANDARDIZE_MODES, load_table, read_npz_verified, standardize_arrays
 from dpbench.errors import UnknownNameError, UserInputError
-from dpbench.plugins import registry
+from dpbench.plugin_manager import registry
 from dpbench.problem import add_noise_at_snr
 
 # Documented shapes (issue 7) and the sha256 of the shipped files, recorded independently
@@ -292,7 +292,7 @@ def test_planted_support_is_uniform_and_skips_constant_columns(monkeypatch):
     p = 6 columns, one constant (never planted): the C(5, 2) = 10 supports of the other
     columns must be equally likely. 3000 draws, fixed seed; reject at p-value < 1e-3.
     """
-    from dpbench_plugins import planted
+    from dpbench_plugins.generators import planted
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(30, 6))

@@ -14,12 +14,13 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import chisquare
 
-from dpbench.api import Trial
-from dpbench.combinatorics import support_ids
+from dpbench.trial import Trial
+from dpbench.supports import support_ids
 from dpbench.errors import UserInputError
-from dpbench.score import RidgeScore, sensitivity
-from dpbench_plugins.exhaustive import Exhaustive
-from dpbench_plugins.toeplitz import Toeplitz
+from dpbench.score import RidgeScore
+from dpbench.privacy.sensitivity import sensitivity
+from dpbench_plugins.selectors.exhaustive import Exhaustive
+from dpbench_plugins.generators.toeplitz import Toeplitz
 
 B_X = B_Y = 0.5
 R, LAM = 1.1, 1.0

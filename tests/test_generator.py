@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpbench.errors import UserInputError
-from dpbench_plugins.toeplitz import Toeplitz, toeplitz_rows
+from dpbench_plugins.generators.toeplitz import Toeplitz, toeplitz_rows
 
 
 def signal_and_noise(problem):

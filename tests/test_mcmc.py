@@ -19,10 +19,10 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import chisquare
 
-import dpbench_plugins.mcmc as mcmc_mod
+import dpbench_plugins.selectors.mcmc as mcmc_mod
 from dpbench import Trial, UserInputError
-from dpbench.combinatorics import iter_supports
-from dpbench.plugins import registry
+from dpbench.supports import iter_supports
+from dpbench.plugin_manager import registry
 
 TV_TOL = 0.06
 N_CHAINS = 4000
@@ -159,7 +159,7 @@ def test_one_step_of_sampler_matches_transition_row():
 def test_incremental_scores_equal_shared_score():
     trial = make_trial(50, 30, 4, lam=0.0, r=0.4, seed=2)  # mix of active / inactive l2 bound
     rng = np.random.default_rng(5)
-    from dpbench.combinatorics import uniform_supports
+    from dpbench.supports import uniform_supports
 
     init = uniform_supports(rng, trial.p, trial.s, 500)
     state = mcmc_mod.ChainState(mcmc_mod.design_transposed(trial), trial.score, init)

@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from dpbench.api import DEFAULT_LAM
-from dpbench.cli import main
-from dpbench.combinatorics import iter_supports
+from dpbench.trial import DEFAULT_LAM
+from dpbench.cli.main import main
+from dpbench.supports import iter_supports
 from dpbench.data_io import standardize_arrays
-from dpbench.plugins import registry
+from dpbench.plugin_manager import registry
 from dpbench.score import RidgeScore
 
 

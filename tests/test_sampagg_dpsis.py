@@ -13,17 +13,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpbench.api import Trial
-from dpbench.combinatorics import log_binom, support_ids
+from dpbench.trial import Trial
+from dpbench.supports import log_binom, support_ids
 from dpbench.errors import UserInputError
-from dpbench.lipschitz import (canonical_lipschitz_topk, canonical_loss, max_exponential_noise,
-                               sample_members, select_class, utility_classes)
+from dpbench.privacy.lipschitz import (canonical_lipschitz_topk, canonical_loss, max_exponential_noise, sample_members, select_class, utility_classes)
 from dpbench.problem import Problem
-from dpbench.score import correlation_sensitivity, vote_sensitivity
-from dpbench_plugins.dpsis import DPSIS, correlation_scores
-from dpbench_plugins.sampagg import (SampAgg, aggregate_votes, block_votes, make_blocks,
-                                     noisy_top_s)
-from dpbench_plugins.sis_generators import SisW1, SisW1W2
+from dpbench.privacy.sensitivity import correlation_sensitivity, vote_sensitivity
+from dpbench_plugins.selectors.dpsis import DPSIS, correlation_scores
+from dpbench_plugins.selectors.sampagg import SampAgg, aggregate_votes, block_votes, make_blocks, noisy_top_s
+from dpbench_plugins.generators.sis import SisW1, SisW1W2
 
 # p-value thresholds of the two-sample tests: "same distribution" must not be rejected at
 # 1e-3; a wrong mechanism must be rejected at 1e-8.
@@ -421,7 +419,7 @@ def test_lasso_path_votes_equal_the_full_path():
     full lasso_path on the same grid; and lasso votes are the s largest |Lasso coef|."""
     from sklearn.linear_model import Lasso, lasso_path
 
-    from dpbench_plugins.sampagg import PATH_ALPHAS, PATH_EPS, lasso_path_votes, lasso_votes
+    from dpbench_plugins.selectors.sampagg import PATH_ALPHAS, PATH_EPS, lasso_path_votes, lasso_votes
 
     rng = np.random.default_rng(37)
     for _ in range(10):

@@ -16,11 +16,11 @@ import pytest
 
 from dpbench import Trial
 from dpbench.errors import SolverLimitError, UserInputError
-from dpbench.oa import ConstraintSet, dual_cuts, perspective_relaxation
-from dpbench.plugins import registry
+from dpbench.oracle.outer_approximation import ConstraintSet, dual_cuts, perspective_relaxation
+from dpbench.plugin_manager import registry
 from dpbench.problem import Problem
 from dpbench.score import RidgeScore
-from dpbench.combinatorics import iter_supports
+from dpbench.supports import iter_supports
 
 TOL = 2e-6  # relative: the oracle's default gap_tol 1e-6 plus rounding
 
@@ -303,7 +303,7 @@ def test_bss_selector_returns_cached_certified_optimum():
 def test_bss_selector_uncertified_when_oracle_is_not():
     score = make_problem("indep", 62)
     trial = Trial(Problem(score.X, score.y, 3), lam=5.0, solver="highs")
-    from dpbench.api import OracleResult
+    from dpbench.base import OracleResult
 
     trial.cache[("bss_optimum", "highs")] = OracleResult(np.array([0, 1, 2]), 1.0, 0.5, "time_limit")
     sel = registry().selector("bss")()
@@ -312,7 +312,7 @@ def test_bss_selector_uncertified_when_oracle_is_not():
 
 
 def test_cli_bss_json(capsys):
-    from dpbench import cli_bss
+    from dpbench.cli import bss as cli_bss
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command")
@@ -341,8 +341,8 @@ def test_large_p_one_mistake_is_enumerated_exactly():
 
 
 def _bnb_session(score, s, **kw):
-    from dpbench.oa import OASession
-    from dpbench_plugins.highs_solver import solve_master_highs
+    from dpbench.oracle.outer_approximation import OASession
+    from dpbench_plugins.solvers.highs import solve_master_highs
 
     return OASession(score, s, "highs", solve_master_highs, **kw)
 
@@ -384,7 +384,7 @@ def test_branch_and_bound_and_enumeration_match_brute_force(case, limits):
 
 
 def test_count_feasible_matches_brute_force():
-    from dpbench.oa import count_feasible
+    from dpbench.oracle.outer_approximation import count_feasible
 
     S_all = np.concatenate(list(iter_supports(12, 4)))
     rng = np.random.default_rng(3)
@@ -453,7 +453,7 @@ def _completions(score, F, m):
 @pytest.mark.parametrize("kind", ["indep", "corr", "ties"])
 def test_gershgorin_completion_bounds_valid_over_every_support(kind, r):
     """R0(F) - node <= R(F ∪ T) for every T; R0(F) - per[j] <= R(F ∪ T) for every T containing j."""
-    from dpbench.oa import gram_row_tops
+    from dpbench.oracle.outer_approximation import gram_row_tops
 
     score = make_problem(kind, 97, n=30, p=11, lam=3.0, r=r)
     s = 4
@@ -483,7 +483,7 @@ def test_gershgorin_factor_is_needed_for_a_suppressor_pair():
     The sum of single-feature decreases (rho = 0) would be an invalid bound; the Gershgorin
     factor 1 / (1 - rho) restores validity.
     """
-    from dpbench.oa import completion_bounds
+    from dpbench.oracle.outer_approximation import completion_bounds
 
     rng = np.random.default_rng(5)
     n = 200
@@ -629,8 +629,8 @@ def test_supports_below_time_limit_and_max_count_are_honest():
 
 
 def test_supports_below_by_calls_matches_brute_force():
-    """The call-based default of OracleSession (one solve per support) on the enumerate oracle."""
-    from dpbench.api import OracleSession
+    """The call-based supports_below (one solve per support) on the enumerate oracle."""
+    from dpbench.oracle.threshold import ThresholdByCalls
 
     s = 3
     score = copies_problem(141, p=14, s=s)
@@ -638,7 +638,7 @@ def test_supports_below_by_calls_matches_brute_force():
     S1 = S_all[np.argmin(v_all)]
     inter = np.isin(S_all, S1).sum(axis=1)
     sess = session(("enumerate", {}), score, s)
-    assert type(sess).supports_below is OracleSession.supports_below
+    assert type(sess).supports_below is ThresholdByCalls.supports_below
     ok = inter == 1
     lvl = np.sort(v_all[ok])
     for tau in (lvl[0] - 1.0, lvl[3], lvl[-1]):

@@ -13,13 +13,13 @@ from scipy.special import logsumexp
 from scipy.stats import chisquare
 
 from dpbench import OracleResult, Problem, Trial
-from dpbench.combinatorics import iter_supports, n_supports
-from dpbench.mechanisms import em_log_weights, log_normalize
-from dpbench_plugins import _swaps
-from dpbench_plugins.exhaustive import Exhaustive
-from dpbench_plugins.mistakes import Mistakes
-from dpbench_plugins.toeplitz import Toeplitz
-from dpbench_plugins.topr import TopR, auto_r, epsilon_prime
+from dpbench.supports import iter_supports, n_supports
+from dpbench.privacy.exponential import em_log_weights, log_normalize
+from dpbench import toplist as _swaps
+from dpbench_plugins.selectors.exhaustive import Exhaustive
+from dpbench_plugins.selectors.mistakes import Mistakes
+from dpbench_plugins.generators.toeplitz import Toeplitz
+from dpbench_plugins.selectors.topr import TopR, auto_r, epsilon_prime
 
 BX, BY, RR = 0.5, 0.5, 1.1
 

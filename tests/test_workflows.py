@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dpbench.cli import build_run_config, main
-from dpbench.config import load_config
-from dpbench.cli import COMPARE_DEFAULTS
+from dpbench.cli.main import build_run_config, main
+from dpbench.runner.config import load_config
+from dpbench.cli.main import COMPARE_DEFAULTS
 
 CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.toml"))
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from dpbench import Draws, Selector, hookimpl
-from dpbench.combinatorics import log_binom, uniform_supports
+from dpbench.supports import log_binom, uniform_supports
 
 
 class CoinFlip(Selector):

@@ -1,0 +1,101 @@
+"""Global sensitivities Delta of the scores the mechanisms use, under replace-one neighbours.
+
+Layer 2 (privacy). One place for every sensitivity bound: the ridge score of the exponential
+mechanisms (design.md section 3), the correlation scores of DP-SIS (4.6) and the votes of
+subsample-and-aggregate (4.5).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import UserInputError
+
+
+def sensitivity(s: int, b_x: float, b_y: float, r: float, kind: str = "tight") -> float:
+    """Global sensitivity Delta of the score under replace-one neighbouring data sets.
+
+    Parameters
+    ----------
+    s : int
+        Sparsity level.
+    b_x, b_y : float
+        Clipping bounds, ``|x_ij| <= b_x`` and ``|y_i| <= b_y``.
+    r : float
+        l2 bound on the coefficients.
+    kind : {"tight", "paper"}
+        ``"tight"`` (default): ``(b_y + b_x r sqrt(s))^2``, the bound the proof of Lemma 2
+        of behdin2024-dp-bss-iclr-workshop actually establishes, since
+        ``|y_n - x_{n,S}^T beta| <= b_y + ||x_{n,S}||_2 ||beta||_2 <= b_y + b_x sqrt(s) r``.
+        ``"paper"``: the looser ``2 b_y^2 + 2 b_x^2 r^2 s`` stated in Lemma 2.
+        The ridge term does not depend on the data and cancels.
+
+    Returns
+    -------
+    float
+        Delta, in units of the (unscaled) score.
+
+    Raises
+    ------
+    UserInputError
+        For an unknown ``kind`` or non-positive bounds.
+    """
+    if min(b_x, b_y, r) <= 0 or s < 1:
+        raise UserInputError(f"b_x, b_y, r must be positive and s >= 1 (got b_x={b_x}, b_y={b_y}, r={r}, s={s})")
+    if kind == "tight":
+        return (b_y + b_x * r * math.sqrt(s)) ** 2
+    if kind == "paper":
+        return 2 * b_y**2 + 2 * b_x**2 * r**2 * s
+    raise UserInputError(f"unknown sensitivity kind {kind!r}; use 'tight' or 'paper'")
+
+
+def correlation_sensitivity(b_x: float, b_y: float) -> float:
+    """Component-wise sensitivity of the correlation scores ``f_j = |x_j^T y|`` (replace-one).
+
+    Replacing row n changes ``x_j^T y`` by ``x_{nj} y_n - x'_{nj} y'_n``, at most
+    ``2 b_x b_y`` in absolute value when ``|x_ij| <= b_x`` and ``|y_i| <= b_y``; the absolute
+    value is 1-Lipschitz, so ``Delta_f = 2 b_x b_y`` for every j (design.md 4.6; the "1" of
+    algorithm 1 of swope2024-dp-sis is the add/remove bound with b_x = b_y = 1).
+
+    Parameters
+    ----------
+    b_x, b_y : float
+        Clipping bounds, positive and finite.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    UserInputError
+        If a bound is not positive and finite.
+    """
+    if not (np.isfinite(b_x) and np.isfinite(b_y) and b_x > 0 and b_y > 0):
+        raise UserInputError(f"clipping bounds must be positive and finite (got b_x={b_x}, b_y={b_y})")
+    return 2.0 * b_x * b_y
+
+
+def vote_sensitivity(s: int, m: int) -> float:
+    """L1 sensitivity ``2 s / m`` of the averaged block votes of subsample-and-aggregate.
+
+    Each of the m disjoint blocks casts 0/1 votes for at most s features; replacing one row
+    changes one block's vote vector by at most ``2 s`` in L1 (s votes withdrawn, s cast), and
+    the average divides by m (design.md 4.5; Kifer, Smith & Thakurta 2012).
+
+    Parameters
+    ----------
+    s : int
+        Votes per block, ``s >= 1``.
+    m : int
+        Number of blocks, ``m >= 1``.
+
+    Returns
+    -------
+    float
+    """
+    if s < 1 or m < 1:
+        raise UserInputError(f"need s >= 1 votes per block and m >= 1 blocks (got s={s}, m={m})")
+    return 2.0 * s / m

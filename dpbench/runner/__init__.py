@@ -1,0 +1,1 @@
+"""The runner (layer 6): run configuration, planning, the one selector-run path, parallel backends."""

@@ -1,0 +1,52 @@
+"""Running trials on a dask.distributed cluster (optional extra ``dpbench[dask]``).
+
+Workers only compute; the coordinating process receives each trial's rows as it finishes
+and is the only writer of the SQLite database. Because every random stream is named by
+(seed, setting, trial, method, epsilon), the results equal those of a serial run.
+"""
+
+from __future__ import annotations
+
+from ..errors import UserInputError
+
+
+def dask_results(cfg, tasks, scheduler: str | None = None):
+    """Yield the rows of each task as it completes on a dask cluster.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+    tasks : list of TrialTask
+    scheduler : str, optional
+        Address of an existing ``dask.distributed`` scheduler (``tcp://host:8786``);
+        None starts a ``LocalCluster`` for the duration of the run.
+
+    Raises
+    ------
+    UserInputError
+        If dask.distributed is not installed or the scheduler cannot be reached.
+    """
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise UserInputError("--backend dask needs dask.distributed: pip install 'dpbench[dask]'") from None
+    from .execute import run_trial
+
+    cluster = None
+    try:
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout="10s")
+            except (OSError, TimeoutError) as exc:
+                raise UserInputError(f"cannot reach the dask scheduler at {scheduler} ({exc}); check the address "
+                                     "or omit --scheduler to start a LocalCluster") from None
+        else:
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+        with client:
+            futures = [client.submit(run_trial, cfg, t, pure=False) for t in tasks]
+            for fut in as_completed(futures):
+                yield fut.result()
+    finally:
+        if cluster is not None:
+            cluster.close()

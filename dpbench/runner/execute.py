@@ -1,0 +1,323 @@
+"""The one runner: plans trials, runs every selector on the same trials, stores each row.
+
+A *trial* is one data set (drawn from a generator, or a real data set) and one run of each
+selector on it. Every random number comes from a stream named by (run seed, purpose, data
+setting, trial, method, epsilon) — see :mod:`dpbench.seeding` — so results do not depend
+on job order, on how many jobs run at once or on resuming.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..trial import DEFAULT_LAM, Trial
+from ..errors import UserInputError
+from ..privacy.exponential import check_epsilon
+from ..evaluation.metrics import support_metrics
+from ..plugin_manager import registry
+from ..problem import Problem
+from ..seeding import rng_for
+
+
+@dataclass
+class RunConfig:
+    """Everything that determines a comparison.
+
+    Parameters
+    ----------
+    methods : list of str
+        Registered selector names.
+    data : list of dict
+        Data settings: ``{"generator": name, **params}`` or ``{"dataset": name, "s": s}``.
+    epsilons : list of float
+        Privacy parameters; every selector is run at each.
+    trials, draws, seed : int
+        Trials per setting, private outputs per trial, run seed.
+    method_params : dict
+        ``{method: {param: value}}``.
+    b_x, b_y, r, lam : float
+        Clipping bounds, coefficient l2 bound, ridge penalty (design.md section 2).
+    sensitivity : {"tight", "paper"}
+        Bound on Delta (design.md section 3).
+    solver : str
+        Default best-subset oracle backend; ``solver_params`` its parameters.
+    reference : str
+        Reference support the outputs are scored against: ``"true"`` for simulations
+        (the generator's support); ``"bss"``, ``"lasso"`` or ``"sis"`` on real data.
+    """
+
+    methods: list
+    data: list
+    epsilons: list = field(default_factory=lambda: [1.0])
+    trials: int = 10
+    draws: int = 100
+    seed: int = 0
+    method_params: dict = field(default_factory=dict)
+    b_x: float = 0.5
+    b_y: float = 0.5
+    r: float = 1.1
+    lam: float = DEFAULT_LAM
+    sensitivity: str = "tight"
+    solver: str = "highs"
+    solver_params: dict = field(default_factory=dict)
+    reference: str = "true"
+
+    def validate(self) -> None:
+        """Check names and values before any work starts; raises UserInputError."""
+        reg = registry()
+        if not self.methods:
+            raise UserInputError("no methods given; e.g. --methods exhaustive (see `dpbench list`)")
+        for m in self.methods:
+            reg.selector(m)(**self.method_params.get(m, {}))
+        for name in self.method_params:
+            if name not in self.methods:
+                raise UserInputError(f"--param {name}.…: {name!r} is not among --methods {','.join(self.methods)}")
+        self.epsilons = [check_epsilon(e) for e in self.epsilons]
+        if not self.epsilons:
+            raise UserInputError("empty --epsilon list; give e.g. --epsilon 1")
+        for label, v in (("trials", self.trials), ("draws", self.draws)):
+            if int(v) != v or v < 1:
+                raise UserInputError(f"--{label} = {v} must be a positive integer")
+        for label, v in (("b-x", self.b_x), ("b-y", self.b_y), ("r", self.r)):
+            if not (np.isfinite(v) and v > 0):
+                raise UserInputError(f"--{label} = {v} must be positive and finite")
+        if not (np.isfinite(self.lam) and self.lam >= 0):
+            raise UserInputError(f"--lam = {self.lam} must be >= 0")
+        if self.reference == "bss" or any(getattr(reg.selector(m), "uses_oracle", False) for m in self.methods):
+            reg.solver(self.solver)
+        for setting in self.data:
+            check_setting(setting)
+
+
+def check_setting(setting: dict) -> None:
+    """Validate one data setting (names, n >= 2, 1 <= s < p); raises UserInputError."""
+    reg = registry()
+    if "generator" in setting:
+        params = {k: v for k, v in setting.items() if k != "generator"}
+        gen = reg.generator(setting["generator"])(**params)
+        c = gen.config
+        if c.get("n") is not None and c["n"] < 2:
+            raise UserInputError(f"n = {c['n']}: need at least 2 rows")
+        if "s" in c and "p" in c and not 1 <= c["s"] < c["p"]:
+            raise UserInputError(f"sparsity level s = {c['s']} must satisfy 1 <= s < p = {c['p']}")
+    elif "dataset" in setting:
+        reg.dataset(setting["dataset"])
+    elif "data" in setting:
+        pass  # a user file: read (and checked) when the first trial loads it
+    else:
+        raise UserInputError(f"data setting {setting} names neither a generator nor a dataset")
+
+
+def data_settings(generator: str | None, grid: dict) -> list[dict]:
+    """Cartesian product of generator parameter lists, e.g. ``{"n": [100, 200], "p": [20]}``."""
+    import itertools
+
+    keys = [k for k, v in grid.items() if v is not None]
+    combos = itertools.product(*[grid[k] if isinstance(grid[k], (list, tuple)) else [grid[k]] for k in keys])
+    return [{"generator": generator, **dict(zip(keys, c))} for c in combos]
+
+
+def _canon(obj) -> str:
+    return json.dumps(obj, sort_keys=True, default=str)
+
+
+def setting_label(setting: dict) -> str:
+    """Short display name of a data setting (generator or data-set name)."""
+    if "data" in setting:
+        return str(setting["data"]).rsplit("/", 1)[-1]
+    return setting.get("generator") or setting.get("dataset") or "data"
+
+
+@dataclass
+class TrialTask:
+    """Work for one (data setting, trial): the (method, epsilon) pairs still to run."""
+
+    setting: dict
+    trial: int
+    jobs: list  # [(method, [epsilon, ...]), ...]
+
+
+def row_key(cfg: RunConfig, setting: dict, trial: int, method: str, epsilon: float) -> str:
+    """Identity of one stored row: a hash of everything that determines it."""
+    ident = {
+        "setting": setting, "trial": trial, "method": method, "epsilon": float(epsilon),
+        **method_config(cfg, method), "seed": cfg.seed,
+    }
+    return hashlib.sha256(_canon(ident).encode()).hexdigest()[:32]
+
+
+def method_config(cfg: RunConfig, method: str) -> dict:
+    """The run options that change a method's results (everything but data, trial, seed, epsilon)."""
+    return {
+        "params": cfg.method_params.get(method, {}), "draws": cfg.draws,
+        "b_x": cfg.b_x, "b_y": cfg.b_y, "r": cfg.r, "lam": cfg.lam, "sensitivity": cfg.sensitivity,
+        "solver": cfg.solver, "solver_params": cfg.solver_params, "reference": cfg.reference,
+    }
+
+
+def plan(cfg: RunConfig, done: set[str] = frozenset()) -> list[TrialTask]:
+    """All trial tasks with rows not yet in ``done`` (resume skips finished work)."""
+    tasks = []
+    for setting in cfg.data:
+        for t in range(cfg.trials):
+            jobs = []
+            for m in cfg.methods:
+                eps = [e for e in cfg.epsilons if row_key(cfg, setting, t, m, e) not in done]
+                if eps:
+                    jobs.append((m, eps))
+            if jobs:
+                tasks.append(TrialTask(setting, t, jobs))
+    return tasks
+
+
+def make_problem(cfg: RunConfig, setting: dict, trial: int) -> Problem:
+    """The (unclipped) data of one trial, drawn from its own seeded stream."""
+    reg = registry()
+    rng = rng_for(cfg.seed, "data", _canon(setting), trial)
+    if "generator" in setting:
+        params = {k: v for k, v in setting.items() if k != "generator"}
+        return reg.generator(setting["generator"])(**params).generate(rng)
+    from ..data_io import problem_from_dataset  # real data: the same in every trial
+
+    return problem_from_dataset(setting)
+
+
+def reference_support(cfg: RunConfig, problem: Problem, trial: Trial) -> np.ndarray:
+    """The support outputs are scored against (design.md section 7 and 4.7)."""
+    if cfg.reference == "true":
+        if problem.true_support is None:
+            raise UserInputError(f"{problem.name} has no true support; choose --reference bss, lasso or sis")
+        return problem.true_support
+    from ..evaluation.reference import compute_reference
+
+    return compute_reference(cfg.reference, trial)
+
+
+def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
+    """Run every pending (method, epsilon) of one trial and return the result rows.
+
+    A selector that raises is recorded as a failed row with its error; a
+    :class:`UserInputError` (bad configuration) propagates and stops the run.
+    """
+    problem = make_problem(cfg, task.setting, task.trial)
+    trial = Trial(problem.clipped(cfg.b_x, cfg.b_y), b_x=cfg.b_x, b_y=cfg.b_y, r=cfg.r, lam=cfg.lam,
+                  sensitivity_kind=cfg.sensitivity, solver=cfg.solver, solver_params=dict(cfg.solver_params))
+    ref = reference_support(cfg, problem, trial)
+    skey = _canon(task.setting)
+    base = {
+        "data": setting_label(task.setting), "setting": task.setting, "n": problem.n, "p": problem.p,
+        "s": problem.s, "trial": task.trial, "seed": cfg.seed, "reference": cfg.reference,
+        "reference_support": ref.tolist(), "sensitivity": trial.delta,
+    }
+    rows = []
+    for method, epsilons in task.jobs:
+        cls = registry().selector(method)
+        selector = cls(**cfg.method_params.get(method, {}))
+        meta = {**base, "method": method, "label": method, "config": method_config(cfg, method),
+                "dp_type": cls.dp_type, "neighbouring": cls.neighbouring}
+        t0 = time.perf_counter()
+        try:
+            prepared = selector.prepare(trial, rng_for(cfg.seed, "prepare", skey, task.trial, method))
+        except UserInputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, the other methods go on
+            rows += [_failed(cfg, task, meta, e, exc) for e in epsilons]
+            continue
+        t_prep = time.perf_counter() - t0
+        for eps in epsilons:
+            try:
+                t1 = time.perf_counter()
+                draws = selector.draw(trial, prepared, eps, cfg.draws,
+                                      rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)))
+                t_draw = time.perf_counter() - t1
+                rows.append(_row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_draw))
+            except UserInputError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                rows.append(_failed(cfg, task, meta, eps, exc))
+            t_prep = 0.0  # preparation is charged once, to the first epsilon
+    return rows
+
+
+def _check_supports(supports, n_draws, s, p, method) -> np.ndarray:
+    S = np.asarray(supports, dtype=np.int64)
+    if S.shape != (n_draws, s):
+        raise RuntimeError(f"{method} returned supports of shape {S.shape}, expected {(n_draws, s)}")
+    if S.size and (S.min() < 0 or S.max() >= p or np.any(np.diff(np.sort(S, axis=1), axis=1) == 0)):
+        raise RuntimeError(f"{method} returned an invalid support (repeated or out-of-range index)")
+    return np.sort(S, axis=1)
+
+
+def _row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_draw) -> dict:
+    S = _check_supports(draws.supports, cfg.draws, trial.s, trial.p, meta["method"])
+    m = support_metrics(S, ref)
+    lp = selector.log_prob(trial, prepared, eps, ref) if ref.size == trial.s else None
+    optimum = trial.cache.get(("bss_optimum", trial.solver))
+    gap = None
+    if optimum is not None and getattr(optimum, "certified", False) and optimum.support is not None:
+        gap = float(np.mean(trial.score(S)) - optimum.objective)
+    return {
+        **meta, "key": row_key(cfg, task.setting, task.trial, meta["method"], eps), "epsilon": float(eps),
+        "status": "ok" if draws.certified else "uncertified", "error": None,
+        "epsilon_spent": draws.epsilon_spent, "delta": draws.delta, "n_draws": cfg.draws,
+        "recovery": float(m["exact"].mean()), "recovery_prob": None if lp is None else float(np.exp(lp)),
+        "f1": float(m["f1"].mean()), "topk": float(m["topk"].mean()), "hamming": float(m["hamming"].mean()),
+        "objective_gap": gap, "prepare_seconds": t_prep, "draw_seconds": t_draw,
+        "supports": S.tolist(), "diagnostics": draws.diagnostics, "created": time.time(),
+    }
+
+
+def _failed(cfg, task, meta, eps, exc) -> dict:
+    err = f"{type(exc).__name__}: {exc}"
+    tb = traceback.extract_tb(exc.__traceback__)
+    if tb:
+        err += f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})"
+    return {
+        **meta, "key": row_key(cfg, task.setting, task.trial, meta["method"], eps), "epsilon": float(eps),
+        "status": "failed", "error": err, "n_draws": 0, "recovery": None, "recovery_prob": None,
+        "f1": None, "topk": None, "hamming": None, "prepare_seconds": 0.0, "draw_seconds": 0.0,
+        "supports": None, "diagnostics": {}, "created": time.time(),
+    }
+
+
+def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, backend: str = "serial",
+            scheduler: str | None = None) -> int:
+    """Run ``tasks`` and write each trial's rows to ``store`` as soon as it finishes.
+
+    Only this (coordinating) process writes to the database. Returns the number of rows
+    written. ``jobs > 1`` runs trials in parallel with joblib (loky); ``backend="dask"``
+    sends them to a dask.distributed cluster (``scheduler`` address, or a LocalCluster).
+    """
+    written = 0
+    for rows in _results(cfg, tasks, jobs, backend, scheduler):
+        store.write(rows)
+        written += len(rows)
+        if on_task_done:
+            on_task_done(rows)
+    return written
+
+
+def _results(cfg, tasks, jobs, backend, scheduler):
+    if backend == "dask":
+        from .backends import dask_results
+
+        yield from dask_results(cfg, tasks, scheduler)
+    elif jobs > 1:
+        from joblib import Parallel, delayed
+
+        par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
+        yield from par(delayed(run_trial)(cfg, t) for t in tasks)
+    else:
+        for t in tasks:
+            yield run_trial(cfg, t)
+
+
+def config_dict(cfg: RunConfig) -> dict:
+    """The configuration as a plain dict (for JSON summaries and reports)."""
+    return asdict(cfg)

@@ -1,0 +1,5 @@
+"""The shared score R(S, D) of every exponential-mechanism selector and oracle (layer 2)."""
+
+from .ridge import GRAM_LIMIT, RidgeScore, solve_blocks
+
+__all__ = ["GRAM_LIMIT", "RidgeScore", "solve_blocks"]

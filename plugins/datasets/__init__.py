@@ -1,0 +1,1 @@
+"""Built-in datasets plugins of dpbench, one module each."""

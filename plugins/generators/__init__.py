@@ -1,0 +1,1 @@
+"""Built-in generators plugins of dpbench, one module each."""

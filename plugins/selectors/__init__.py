@@ -1,0 +1,1 @@
+"""Built-in selectors plugins of dpbench, one module each."""

@@ -1,0 +1,62 @@
+"""Selector ``bss``: the non-private best subset (design.md section 4.7; the "ε = ∞" row).
+
+Returns the oracle's certified optimum Ŝ₁ = argmin_S R(S, D) of the shared score, n_draws
+times. It is the non-private baseline of a comparison and, on real data, the default
+reference support. dp_type is "none": it spends no privacy budget and protects nothing.
+
+Shared cache (used by ``topr`` / ``mistakes`` too)
+-------------------------------------------------
+The unconstrained optimum is stored in the trial's cache under the key
+``("bss_optimum", solver_name)`` as the :class:`dpbench.base.OracleResult` of
+``trial.oracle(solver_name).solve()``; whichever selector computes it first, the others
+reuse it, and the oracle session (with its global cuts) is the trial's shared one.
+"""
+
+import numpy as np
+
+from dpbench import Draws, Param, Selector, hookimpl
+
+
+def bss_optimum(trial, solver=None):
+    """The cached unconstrained oracle result for ``solver`` (default: the trial's solver)."""
+    name = solver or trial.solver
+    return trial.shared(("bss_optimum", name), lambda: trial.oracle(name).solve())
+
+
+class BSS(Selector):
+    """Non-private best-subset selection: the certified optimum of the shared score."""
+
+    name = "bss"
+    summary = "non-private best subset (certified optimum of the shared score); baseline, not private"
+    dp_type = "none"
+    reference = "design.md 4.7; Bertsimas, King & Mazumder 2016 (best subset); outer approximation of design.md 5"
+    params = {
+        "solver": Param(None, "oracle backend (default: the run's --solver)", str),
+    }
+
+    def prepare(self, trial, rng):
+        res = bss_optimum(trial, self.config["solver"])
+        return res
+
+    def draw(self, trial, prepared, epsilon, n_draws, rng):
+        res = prepared
+        diag = {"status": res.status, "objective": res.objective, "lower_bound": res.lower_bound,
+                "oracle_iterations": res.iterations, "oracle_seconds": res.seconds}
+        if res.support is None:
+            # No support found (error / time limit before any incumbent): nothing to return.
+            supports = np.full((n_draws, trial.s), -1, dtype=np.int64)
+            return Draws(supports, certified=False, diagnostics={**diag, "message": res.message})
+        supports = np.tile(np.asarray(res.support, dtype=np.int64), (n_draws, 1))
+        return Draws(supports, certified=res.status == "optimal", diagnostics=diag)
+
+    def log_prob(self, trial, prepared, epsilon, support):
+        """Deterministic output: log 1 for the optimum, -inf otherwise (only when certified)."""
+        if prepared.status != "optimal":
+            return None
+        same = np.array_equal(np.sort(np.asarray(support)), np.asarray(prepared.support))
+        return 0.0 if same else -np.inf
+
+
+@hookimpl
+def dpbench_selectors():
+    return [BSS]

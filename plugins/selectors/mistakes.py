@@ -1,0 +1,147 @@
+"""Selector ``mistakes``: the grouped exponential mechanism (Prastakos, Behdin, Mazumder 2025).
+
+design.md 4.3. Supports are grouped by the number of "mistakes" t = |S \\ S1| relative to the
+optimum S1 (t = 0 .. min(s, p - s)); group t has C(s, t) C(p - s, t) members and minimum
+score R_t (R_0 = R(S1), R_1 = best single swap in closed form, R_t for t >= 2 from one
+oracle call with |S ∩ S1| = s - t). Draw
+
+    P(t) ∝ C(s, t) C(p - s, t) exp(-epsilon R_t / (2 Delta))
+
+in log space, then return a **uniformly random** member of group t (drop t uniform members of
+S1, add t uniform non-members). That is exactly the exponential mechanism on the lower-bounded
+score R̂(S) = R_{t(S)}, so every support of group t has probability P(t) / |group t|.
+
+The authors' code returns the group's best support instead; that makes no difference to exact
+recovery but is not the mechanism the analysis describes, so it is not copied.
+
+Privacy: pure epsilon-DP **when S1 is the same for every neighbouring data set**; the gap
+condition R(S2) - R(S1) > 2 Delta (S2 the second-best support overall) suffices, because each
+score moves by at most Delta. The condition is data dependent and is recorded per trial as a
+diagnostic (``gap_condition``), never as a claim. ``dp_type`` is "pure" under that condition.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpbench import Draws, Param, Selector, as_support, hookimpl
+from dpbench.supports import log_binom, uniform_supports
+from dpbench.privacy.exponential import check_epsilon, em_log_weights, log_normalize, sample_log_weights
+
+from dpbench import toplist
+
+
+class Mistakes(Selector):
+    """Grouped exponential mechanism over the number of swaps from the optimum."""
+
+    name = "mistakes"
+    summary = ("grouped exponential mechanism by number of swaps t from the optimum, uniform member of "
+               "group t (pure eps-DP under the gap condition R(S2)-R(S1) > 2 Delta, recorded per trial)")
+    dp_type = "pure"
+    reference = "Prastakos, Behdin, Mazumder, NeurIPS 2025; design.md 4.3"
+    uses_oracle = True
+    params = {
+        "solver": Param(None, "oracle backend (default: the run's --solver)", str),
+        "time_limit": Param(60.0, "seconds per oracle call on the swap levels (default 60, so a trial "
+                            "never hangs; inf = no limit); a call that hits it leaves the trial "
+                            "uncertified (Draws.certified = False)", float),
+    }
+
+    def prepare(self, trial, rng):
+        name = self.config["solver"]
+        minima, cert, seconds, calls = toplist.level_minima(trial, name, self.config["time_limit"])
+        opt = toplist.optimum(trial, name)
+        if minima is None:
+            return {"center": None, "reason": f"oracle found no optimum (status {opt.status})"}
+        p, s = trial.p, trial.s
+        t = np.arange(len(minima))
+        log_sizes = log_binom(s, t) + log_binom(p - s, t)
+        second = float(np.min(minima[1:])) if len(minima) > 1 else math.inf
+        gap = second - float(minima[0])
+        center = toplist.single_swap_scores(trial, name).center
+        mask = np.ones(p, dtype=bool)
+        mask[center] = False
+        return {
+            "center": center,
+            "outside": np.flatnonzero(mask),
+            "minima": minima,
+            "log_sizes": np.asarray(log_sizes, dtype=np.float64),
+            "certified": bool(np.all(cert)),
+            "gap": gap,
+            "gap_condition": bool(gap > 2 * trial.delta),
+            "oracle_calls": int(calls),
+            "oracle_seconds": float(seconds),
+            "lp": {},
+        }
+
+    def _log_pt(self, trial, prep, epsilon):
+        """log P(t), t = 0 .. t_max (shape (t_max + 1,))."""
+        eps = check_epsilon(epsilon)
+        if eps not in prep["lp"]:
+            lw = em_log_weights(prep["minima"], eps, trial.delta, log_multiplicity=prep["log_sizes"])
+            prep["lp"][eps] = log_normalize(lw)
+        return prep["lp"][eps]
+
+    def log_probs(self, trial, prepared, epsilon, supports) -> np.ndarray:
+        """Exact log-probabilities of a batch of supports (B, s): log P(t) - log |group t|."""
+        lp = self._log_pt(trial, prepared, epsilon)
+        S = np.asarray(supports, dtype=np.int64)
+        t = trial.s - np.isin(S, prepared["center"]).sum(axis=1)
+        return lp[t] - prepared["log_sizes"][t]
+
+    def log_prob(self, trial, prepared, epsilon, support):
+        if prepared["center"] is None:
+            return None
+        S = as_support(support, trial.p)
+        if S.size != trial.s:
+            return -math.inf
+        return float(self.log_probs(trial, prepared, epsilon, S[None, :])[0])
+
+    def draw(self, trial, prepared, epsilon, n_draws, rng):
+        eps = check_epsilon(epsilon)
+        prep = prepared
+        p, s = trial.p, trial.s
+        if prep["center"] is None:
+            return Draws(uniform_supports(rng, p, s, n_draws), certified=False,
+                         diagnostics={"reason": prep["reason"]})
+        lp = self._log_pt(trial, prep, eps)
+        t = sample_log_weights(rng, lp, n_draws)
+        center, outside = prep["center"], prep["outside"]
+        supports = np.empty((n_draws, s), dtype=np.int64)
+        for tv in np.unique(t):
+            idx = np.flatnonzero(t == tv)
+            m = idx.size
+            if tv == 0:
+                supports[idx] = center
+                continue
+            # Uniform member of group t: a uniform t-subset of S1 to drop and a uniform
+            # t-subset of the non-members to add, independently.
+            drop = uniform_supports(rng, s, int(tv), m)
+            add = outside[uniform_supports(rng, p - s, int(tv), m)]
+            keep_mask = np.ones((m, s), dtype=bool)
+            keep_mask[np.arange(m)[:, None], drop] = False
+            kept = np.broadcast_to(center, (m, s))[keep_mask].reshape(m, s - int(tv))
+            supports[idx] = np.sort(np.concatenate([kept, add], axis=1), axis=1)
+        diag = {
+            "R_t": [float(v) for v in prep["minima"]],
+            "gap": float(prep["gap"]),
+            "gap_over_2delta": float(prep["gap"] / (2 * trial.delta)),
+            "gap_condition": prep["gap_condition"],
+            "p_t": [float(v) for v in np.exp(lp)],
+            "p_opt": float(np.exp(lp[0])),
+            "oracle_calls": prep["oracle_calls"],
+            "oracle_seconds": prep["oracle_seconds"],
+        }
+        ts = trial.problem.true_support
+        if ts is not None:
+            diag["p_true"] = float(np.exp(self.log_probs(trial, prep, eps, ts[None, :])[0]))
+        if not prep["certified"]:
+            diag["reason"] = "an oracle call was not certified optimal (time limit or error)"
+        return Draws(supports, certified=prep["certified"], diagnostics=diag)
+
+
+@hookimpl
+def dpbench_selectors():
+    return [Mistakes]

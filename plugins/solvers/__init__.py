@@ -1,0 +1,1 @@
+"""Built-in solvers plugins of dpbench, one module each."""
