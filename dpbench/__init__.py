@@ -1,31 +1,39 @@
 """dpbench: benchmark differentially private best-subset (variable) selection.
 
-The host: plugin hooks (:mod:`dpbench.hookspecs`), the shared score
-(:mod:`dpbench.score`), log-space mechanism utilities (:mod:`dpbench.privacy.exponential`),
-seeding (:mod:`dpbench.seeding`), the runner, the results store and the CLI.
+The public names below are re-exported from the layers that define them
+(docs/architecture.md) and imported on first use, so that ``import dpbench.cli`` stays cheap
+and a Ctrl-C during start-up is handled by the command line.
 """
 
-from .base import (DP_TYPES, REPLACE_ONE, Dataset, DatasetArrays, Draws, Generator, OracleResult, OracleSession, Param, Selector, Solver)
-from .trial import Trial
-from .errors import DPBenchError, UnknownNameError, UserInputError
-from .hookspecs import hookimpl
-from .problem import Problem, as_support
-from .score import RidgeScore
-from .privacy.sensitivity import sensitivity
+from importlib import import_module
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "DP_TYPES", "REPLACE_ONE", "Dataset", "DatasetArrays", "Draws", "Generator", "OracleResult",
-    "OracleSession", "Param", "Selector", "Solver", "Trial", "DPBenchError", "UnknownNameError",
-    "UserInputError", "hookimpl", "Problem", "as_support", "RidgeScore", "sensitivity",
-]
+#: public name -> module that defines it
+_EXPORTS = {
+    "DP_TYPES": "base", "REPLACE_ONE": "base", "Dataset": "base", "DatasetArrays": "base", "Draws": "base",
+    "Generator": "base", "OracleResult": "base", "OracleSession": "base", "Param": "base", "Selector": "base",
+    "Solver": "base",
+    "Trial": "trial",
+    "DPBenchError": "errors", "UnknownNameError": "errors", "UserInputError": "errors",
+    "hookimpl": "hookspecs",
+    "Problem": "problem", "as_support": "problem",
+    "RidgeScore": "score",
+    "sensitivity": "privacy.sensitivity",
+    "select": "estimator", "DPSubsetSelector": "estimator", "SelectionResult": "estimator",
+}
+
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name):
-    # The Python API imports scikit-learn; load it only when asked for.
-    if name in ("select", "DPSubsetSelector", "SelectionResult"):
-        from . import estimator
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpbench' has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
-        return getattr(estimator, name)
-    raise AttributeError(f"module 'dpbench' has no attribute {name!r}")
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -179,6 +179,24 @@ class Selector(Configurable):
     #: True if the selector calls the best-subset oracle (so the run's solver is checked up front).
     uses_oracle: ClassVar[bool] = False
 
+    def check_setting(self, p: int, s: int) -> None:
+        """Refuse, before the first trial, a problem size this selector cannot handle.
+
+        Called by the runner for every data setting once p and s are known, so that a
+        problem the selector would refuse fails the run up front (one line, exit 2) instead of
+        becoming a failed row in every trial.
+
+        Parameters
+        ----------
+        p, s : int
+            Number of features and sparsity level of the setting.
+
+        Raises
+        ------
+        UserInputError
+            Naming the limit and the parameter that raises it.
+        """
+
     def prepare(self, trial: Trial, rng: np.random.Generator) -> Any:
         """Epsilon-independent work for one trial (enumeration, oracle calls, ...)."""
         return None

@@ -1,5 +1,28 @@
-"""The ``dpbench`` command line (layer 8); :func:`dpbench.cli.main.main` is the entry point."""
+"""The ``dpbench`` command line (layer 8).
 
-from .main import main
+:func:`run` is the console-script entry point: it imports the command line inside its own
+``try`` so that Ctrl-C even during start-up (the imports of numpy, scipy and the plugins) ends
+with exit status 130 and one line instead of a traceback.
+"""
 
-__all__ = ["main"]
+import sys
+
+
+def run() -> None:
+    """Console-script entry point: ``sys.exit(main())`` with a clean Ctrl-C during imports."""
+    try:
+        from .main import main
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    sys.exit(main())
+
+
+def main(argv=None) -> int:
+    """See :func:`dpbench.cli.main.main`."""
+    from .main import main as _main
+
+    return _main(argv)
+
+
+__all__ = ["main", "run"]

@@ -1,7 +1,5 @@
 """``python -m dpbench.cli``: the same as the ``dpbench`` command."""
 
-import sys
+from . import run
 
-from .main import main
-
-sys.exit(main())
+run()

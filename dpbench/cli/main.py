@@ -9,130 +9,60 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from ..trial import DEFAULT_LAM
 from ..errors import DPBenchError, UserInputError
+from ..runner.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
 
 # Outside a terminal (logs, CI) rich would wrap the table at 80 columns; keep rows whole.
 console = Console() if Console().is_terminal else Console(width=160)
 err_console = Console(stderr=True)
 
-#: The small built-in default of ``dpbench compare``: the paper's design scaled down so
-#: that a first run takes seconds.
-COMPARE_DEFAULTS = {
-    "methods": None,
-    "generator": "toeplitz",
-    "dataset": None,
-    "data": None,
-    "target": None,
-    "standardize": "standardize",
-    "design": None,
-    "n": None,  # the built-in default below applies to the toeplitz generator only
-    "p": None,
-    "s": None,  # 3 for the built-in simulation default, 5 on real data (DP-SIS paper's k)
-    "snr": None,
-    "rho": None,
-    "epsilon": [1.0],
-    "trials": 10,
-    "draws": 100,
-    "seed": 0,
-    "b_x": 0.5,
-    "b_y": 0.5,
-    "r": 1.1,
-    "lam": DEFAULT_LAM,
-    "sensitivity": "tight",
-    "solver": "highs",
-    "reference": None,
-    "param": [],
-    "out": "dpbench-results.db",
-    "json": None,
-    "jobs": 1,
-    "backend": "serial",
-    "scheduler": None,
-}
-
-
 BUILTIN_DEFAULT = {"n": [200, 400, 800], "p": [20], "s": [3]}
 
 
-def _list_of(conv, label):
+def _cli_type(opt):
+    """argparse ``type`` for one option: its converter, with argparse's error type."""
     def parse(text):
-        if isinstance(text, (list, tuple)):
-            items = list(text)
-        else:
-            items = [t for t in str(text).replace(" ", ",").split(",") if t != ""]
-        if not items:
-            raise argparse.ArgumentTypeError(f"empty {label} list; give e.g. --{label} 1,2")
         try:
-            return [conv(t) for t in items]
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"--{label} {text!r} is not a comma-separated list of numbers") from None
+            return opt.parse(text, opt.flag)
+        except UserInputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
+    parse.__name__ = opt.name  # argparse names the type in some messages
     return parse
 
 
-def _int(text):
-    f = float(text)
-    if f != int(f):
-        raise ValueError(text)
-    return int(f)
-
-
 def _add_compare(sub):
+    from ..runner.config import OPTIONS
+
     p = sub.add_parser("compare", help="run selectors on the same trials and tabulate recovery",
                        description="Run every method on the same trials, the same epsilon and the same "
                                    "(replace-one) neighbouring relation; store each trial in SQLite and "
                                    "print a table of exact recovery, F1 and time. With only --methods it "
                                    "runs a small built-in default (toeplitz design, p=20, s=3, n=200,400,800).")
-    p.add_argument("--methods", "-m", help="comma-separated selector names (see `dpbench list`)")
     p.add_argument("--config", help="TOML file with any of these options (command-line options override it)")
-    p.add_argument("--generator", help="data generator (default toeplitz)")
-    p.add_argument("--dataset", help="a registered real data set instead of a generator (see `dpbench list`)")
-    p.add_argument("--data", help="a user data file (.csv, .tsv, .parquet, .npz) instead of a generator")
-    p.add_argument("--target", help="response column of --data")
-    p.add_argument("--standardize", choices=["none", "center", "standardize"],
-                   help="preprocessing of real data before clipping (default standardize; uses the data, "
-                        "so it is NOT private)")
-    p.add_argument("--design", help="design matrix for the planted generator (a data set name, e.g. nci60)")
-    p.add_argument("--n", type=_list_of(_int, "n"), help="list of sample sizes, e.g. 100,200,400")
-    p.add_argument("--p", type=_list_of(_int, "p"), help="number of features (list allowed)")
-    p.add_argument("--s", type=_list_of(_int, "s"), help="sparsity level s (list allowed)")
-    p.add_argument("--snr", type=_list_of(float, "snr"), help="signal-to-noise ratio (generator default 5)")
-    p.add_argument("--rho", type=_list_of(float, "rho"), help="Toeplitz correlation rho (generator default 0.1)")
-    p.add_argument("--epsilon", "--eps", type=_list_of(float, "epsilon"), help="privacy parameter(s) epsilon")
-    p.add_argument("--trials", type=_int, help="trials per setting (default 10)")
-    p.add_argument("--draws", type=_int, help="private outputs per trial (default 100)")
-    p.add_argument("--seed", type=_int, help="run seed (default 0)")
-    p.add_argument("--b-x", dest="b_x", type=float, help="clipping bound on |x_ij| (default 0.5)")
-    p.add_argument("--b-y", dest="b_y", type=float, help="clipping bound on |y_i| (default 0.5)")
-    p.add_argument("--r", type=float, help="l2 bound on the coefficients (default 1.1)")
-    p.add_argument("--lam", type=float, help=f"ridge penalty Lambda (default {DEFAULT_LAM:g}; the OA solvers need Lambda > 0)")
-    p.add_argument("--sensitivity", choices=["tight", "paper"],
-                   help="Delta = (b_y + b_x r sqrt(s))^2 (tight, default) or 2b_y^2 + 2b_x^2 r^2 s (paper)")
-    p.add_argument("--solver", help="best-subset oracle backend (default highs)")
-    p.add_argument("--reference", choices=["true", "bss", "lasso", "sis"],
-                   help="support to score against: true (simulations, default) or bss/lasso/sis (real data)")
-    p.add_argument("--param", action="append",
-                   help="per-plugin parameter NAME.KEY=VALUE, repeatable (e.g. exhaustive.limit=1e7, toeplitz.rho=0.2)")
-    p.add_argument("--out", help="results database (SQLite; default dpbench-results.db). Re-running resumes.")
-    p.add_argument("--json", help="also write the summary table as JSON to this path")
-    p.add_argument("--jobs", type=_int, help="run trials in parallel on this many processes (joblib)")
-    p.add_argument("--backend", choices=["serial", "dask"], help="execution backend")
-    p.add_argument("--scheduler", help="dask.distributed scheduler address (default: a LocalCluster)")
+    for opt in OPTIONS:
+        if opt.name == "param":  # repeatable, one NAME.KEY=VALUE each
+            p.add_argument(opt.flag, action="append", help=opt.help)
+            continue
+        p.add_argument(opt.flag, *opt.flags, dest=opt.name, type=_cli_type(opt), metavar=opt.name.upper(),
+                       help=opt.help + (f" ({', '.join(opt.choices)})" if opt.choices else ""))
     p.set_defaults(func=cmd_compare)
 
 
 def _merge_options(args) -> dict:
+    from ..runner.config import COMPARE_DEFAULTS, load_config
+
     opts = dict(COMPARE_DEFAULTS)
     if getattr(args, "config", None):
-        from ..runner.config import load_config
-
-        from_file = load_config(args.config, COMPARE_DEFAULTS)
+        from_file = load_config(args.config)
         # per-plugin parameters merge (the command line's come last and win); the file's
         # parameters for plugins this run does not use are ignored, not errors
         opts["config_param"] = from_file.pop("param", [])
@@ -218,6 +148,21 @@ def build_run_config(opts: dict):
     return cfg
 
 
+def check_jobs(jobs: int) -> int:
+    """The number of worker processes: ``jobs >= 1``, or -1 for every core (``os.cpu_count()``).
+
+    Raises
+    ------
+    UserInputError
+        For 0 or a negative number other than -1.
+    """
+    if jobs == -1:
+        return os.cpu_count() or 1
+    if jobs < 1:
+        raise UserInputError(f"--jobs = {jobs} must be a positive number of processes, or -1 for all cores")
+    return jobs
+
+
 def cmd_compare(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -227,6 +172,9 @@ def cmd_compare(args) -> int:
 
     opts = _merge_options(args)
     cfg = build_run_config(opts)
+    if opts.get("json"):
+        check_output_path(opts["json"], "--json")
+    opts["jobs"] = check_jobs(opts["jobs"])
     store = ResultStore(opts["out"])
     done = store.done_keys()
     tasks = plan(cfg, done)
@@ -234,7 +182,7 @@ def cmd_compare(args) -> int:
             for m in cfg.methods for e in cfg.epsilons}
     resumed = len(keys & done)
     if resumed:
-        err_console.print(f"[dim]resuming: {resumed} of {len(keys)} results already in {opts['out']}[/dim]")
+        err_console.print(f"[dim]resuming: {resumed} of {len(keys)} results already in {escape(str(opts['out']))}[/dim]")
     try:
         with Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err_console, transient=True) as progress:
@@ -243,7 +191,7 @@ def cmd_compare(args) -> int:
                     jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
     except KeyboardInterrupt:
         store.close()
-        err_console.print(f"\ninterrupted: finished trials are saved in {opts['out']}; "
+        err_console.print(f"\ninterrupted: finished trials are saved in {escape(str(opts['out']))}; "
                           "run the same command again to resume.")
         return 130
     rows = [r for r in store.rows() if r["key"] in keys]
@@ -261,8 +209,8 @@ def cmd_compare(args) -> int:
     failed = [r for r in rows if r["status"] == "failed"]
     if failed:
         first = failed[0]
-        err_console.print(f"[yellow]{len(failed)} failed result(s); first: {first['method']} trial "
-                          f"{first['trial']}: {first['error']}[/yellow]")
+        err_console.print(f"[yellow]{len(failed)} failed result(s); first: {escape(first['method'])} trial "
+                          f"{first['trial']}: {escape(str(first['error']))}[/yellow]")
     if opts.get("json"):
         Path(opts["json"]).write_text(json.dumps(_json_summary(summary), indent=1))
     store.close()
@@ -308,7 +256,7 @@ def print_summary(summary, cfg=None, out=console) -> None:
         rate = "—" if math.isnan(d["recovery_rate"]) else (
             f"{d['recovery_rate']:.3f} ± {_fmt(d['recovery_se'])}")
         dp = dp_label(d)
-        table.add_row(d["method"], d["data"], str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}",
+        table.add_row(escape(d["method"]), escape(d["data"]), str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}",
                       str(d["trials"]), rate, _fmt(d["recovery_prob"]), _fmt(d["f1"]),
                       _fmt(d["time_median_s"], ".3g"), dp, str(d["failed"]),
                       f"[red]{d['uncertified']}[/red]" if d["uncertified"] else "0")
@@ -353,6 +301,7 @@ def cmd_list(args) -> int:
             if kind == "selectors":
                 cells += [e["dp_type"], e["neighbouring"]]
             cells += [e.get("summary", ""), params, e["distribution"]]
+            cells = [escape(str(c)) for c in cells]  # third-party text is not markup
             table.add_row(*cells)
         console.print(table)
     return 0
@@ -366,18 +315,36 @@ def _add_export(sub):
     p.set_defaults(func=cmd_export)
 
 
+def check_output_path(path, flag: str) -> Path:
+    """Refuse, before any work, an output file that cannot be written (one line, the reason named).
+
+    Raises
+    ------
+    UserInputError
+        ``path`` is a directory, its directory does not exist or is not writable.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise UserInputError(f"{flag} {path} is a directory; give a file name, e.g. {path / 'out'}")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserInputError(f"{flag} {path}: directory {parent} does not exist; create it or choose another path")
+    if not os.access(parent, os.W_OK):
+        raise UserInputError(f"{flag} {path}: cannot write to directory {parent} (permission denied)")
+    return path
+
+
 def _open_existing(path):
     from ..results.store import ResultStore
 
-    if not Path(path).exists():
-        raise UserInputError(f"results database {path} does not exist; run `dpbench compare --out {path}` first")
-    return ResultStore(path)
+    return ResultStore(path, readonly=True)
 
 
 def cmd_export(args) -> int:
+    check_output_path(args.output, "-o")
     store = _open_existing(args.database)
     count = store.export(args.output, args.format)
-    err_console.print(f"wrote {count} rows to {args.output}")
+    err_console.print(f"wrote {count} rows to {escape(str(args.output))}")
     return 0
 
 
@@ -401,10 +368,12 @@ def summary_from_db(path):
 
 
 def cmd_report(args) -> int:
+    if args.markdown:
+        check_output_path(args.markdown, "--markdown")
     summary = summary_from_db(args.database)
     if args.markdown:
         Path(args.markdown).write_text(markdown_table(summary))
-        err_console.print(f"wrote {args.markdown}")
+        err_console.print(f"wrote {escape(str(args.markdown))}")
     else:
         print_summary(summary)
     return 0
@@ -424,8 +393,17 @@ def markdown_table(summary) -> str:
     return "\n".join(lines) + "\n"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's error format: one line, exit status 2."""
+
+    def error(self, message):
+        err_console.print(f"[bold red]dpbench: error:[/bold red] {escape(message)} (see `{escape(self.prog)} --help`)",
+                          highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dpbench", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="dpbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     _add_compare(sub)
     _add_list(sub)
@@ -439,20 +417,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    err_console.print(f"[yellow]dpbench: warning:[/yellow] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[yellow]dpbench: warning:[/yellow] {escape(str(message))}", highlight=False, soft_wrap=True)
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``dpbench`` console script; returns the exit status."""
+    """Entry point of the ``dpbench`` console script; returns the exit status.
+
+    Bad input (:class:`~dpbench.errors.DPBenchError`) prints one line and returns 2; Ctrl-C at
+    any moment returns 130 (finished trials are already in the database).
+    """
     import warnings
 
-    warnings.showwarning = _one_line_warning
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        warnings.showwarning = _one_line_warning
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help (0) or a usage error already printed (2)
+            return int(exc.code or 0)
         return args.func(args) or 0
     except DPBenchError as exc:
-        err_console.print(f"[bold red]dpbench: error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]dpbench: error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -76,9 +76,12 @@ def plot_summary(summary, x: str, metric: str, output, logx: bool = False) -> in
 
 
 def run(args) -> int:
-    from .main import err_console, summary_from_db
+    from rich.markup import escape
 
+    from .main import check_output_path, err_console, summary_from_db
+
+    check_output_path(args.output, "-o")
     summary = summary_from_db(args.database)
     n = plot_summary(summary, args.x, args.metric, args.output, args.logx)
-    err_console.print(f"wrote {args.output} ({n} panel{'s' if n > 1 else ''})")
+    err_console.print(f"wrote {escape(str(args.output))} ({n} panel{'s' if n > 1 else ''})")
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -27,38 +28,103 @@ COLUMNS = {
 }
 
 
+#: Seconds a write waits for another process's lock after saying so (the first second is silent).
+LOCK_WAIT_SECONDS = 600.0
+
+
 class ResultStore:
     """SQLite store of per-trial results.
 
     Parameters
     ----------
     path : str or Path
-        Database file; created with its parent directory if missing.
+        Database file; created with its parent directory if missing (unless ``readonly``).
+    readonly : bool
+        Open an existing database without writing anything (``report``, ``export``, ``plot``).
 
     Raises
     ------
     UserInputError
-        If the file exists but is not a dpbench results database.
+        One line naming the problem and the fix: the path is a directory, its directory cannot
+        be created or written (the operating system's reason is named), the file is not SQLite,
+        it is another program's SQLite database (refused untouched: dpbench adds no table to
+        it and does not change its journal mode), an incompatible dpbench database, or it
+        stays locked by another process.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, readonly: bool = False):
         self.path = Path(path)
-        if self.path.parent and not self.path.parent.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
+        if self.path.is_dir():
+            raise UserInputError(f"{self.path} is a directory; give the path of a results database file")
+        exists = self.path.exists() and self.path.stat().st_size > 0
+        if readonly and not exists:
+            raise UserInputError(f"results database {self.path} does not exist; run "
+                                 f"`dpbench compare --out {self.path}` first")
+        if exists:
+            self._check_is_ours()  # read-only look before anything is written
+        elif not readonly:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UserInputError(f"cannot create the directory of {self.path}: {exc.strerror or exc}; "
+                                     "choose another --out path") from None
+            if not os.access(self.path.parent, os.W_OK):
+                raise UserInputError(f"cannot write to {self.path.parent} (permission denied); "
+                                     "choose another --out path")
         try:
-            self.conn = sqlite3.connect(self.path)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            cols = ", ".join(f"{k} {v}" for k, v in COLUMNS.items())
-            self.conn.execute(f"CREATE TABLE IF NOT EXISTS results ({cols})")
-            have = {r[1] for r in self.conn.execute("PRAGMA table_info(results)")}
-        except sqlite3.DatabaseError as exc:
-            raise UserInputError(f"{self.path} is not a dpbench results database ({exc}); "
+            if readonly:
+                self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1.0)
+            else:
+                self.conn = sqlite3.connect(self.path, timeout=1.0)
+                self._locked(lambda: self.conn.execute("PRAGMA journal_mode=WAL"))
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+                cols = ", ".join(f"{k} {v}" for k, v in COLUMNS.items())
+                self._locked(lambda: self.conn.execute(f"CREATE TABLE IF NOT EXISTS results ({cols})"))
+        except sqlite3.Error as exc:
+            raise UserInputError(f"cannot open {self.path} as a results database ({exc}); "
                                  "choose another --out path") from None
+
+    def _check_is_ours(self) -> None:
+        """Refuse, without writing to it, a file that is not a dpbench results database."""
+        try:
+            con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=LOCK_WAIT_SECONDS)
+            try:
+                tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+                have = {r[1] for r in con.execute("PRAGMA table_info(results)")} if "results" in tables else set()
+            finally:
+                con.close()
+        except sqlite3.DatabaseError as exc:
+            reason = "not an SQLite file" if "not a database" in str(exc) else str(exc)
+            raise UserInputError(f"{self.path} is not a dpbench results database ({reason}); "
+                                 "choose another path") from None
+        if "results" not in tables:
+            raise UserInputError(f"{self.path} is another program's SQLite database (tables: "
+                                 f"{', '.join(tables) or 'none'}); dpbench leaves it untouched: choose another path")
         missing = set(COLUMNS) - have
         if missing:
             raise UserInputError(f"{self.path} was written by an incompatible dpbench (missing columns "
                                  f"{sorted(missing)}); choose another --out path")
+
+    def _locked(self, action):
+        """Run a write ``action``; if another process holds the lock, say so and wait for it."""
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+        import sys
+
+        sys.stderr.write(f"dpbench: waiting for {self.path}: another process holds its lock "
+                         f"(up to {LOCK_WAIT_SECONDS:g} s)\n")
+        self.conn.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT_SECONDS * 1000)}")
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise UserInputError(f"{self.path} stayed locked by another process for {LOCK_WAIT_SECONDS:g} s; "
+                                     "wait for it to finish or choose another --out path") from None
+            raise
 
     def done_keys(self) -> set[str]:
         """Keys of every stored row (used to resume)."""
@@ -71,8 +137,13 @@ class ResultStore:
             return
         names = list(COLUMNS)
         sql = f"INSERT OR IGNORE INTO results ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-        with self.conn:
-            self.conn.executemany(sql, [tuple(_encode(r.get(k)) for k in names) for r in rows])
+        values = [tuple(_encode(r.get(k)) for k in names) for r in rows]
+
+        def insert():
+            with self.conn:
+                self.conn.executemany(sql, values)
+
+        self._locked(insert)
 
     def rows(self, keys=None) -> list[dict]:
         """All rows (or those with the given keys) as dicts, JSON columns left as text."""

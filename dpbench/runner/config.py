@@ -1,6 +1,12 @@
-"""``dpbench compare --config FILE.toml``: every command-line option, in a TOML file.
+"""The options of ``dpbench compare``, declared once for the command line and TOML files.
 
-Keys are the long option names with dashes or underscores (``b-x`` or ``b_x``); lists
+Every option is an :class:`Option`: its type converter, default, choices and help. The
+command line (:mod:`dpbench.cli.main`) builds its argparse options from :data:`OPTIONS`,
+and ``--config FILE.toml`` goes through the same converters (:func:`load_config`), so a
+value that the command line refuses (``trials = "abc"``, ``s = 2.5``, ``backend = "spark"``)
+is refused in a file too, with one line that names the key and the fix.
+
+TOML keys are the long option names with dashes or underscores (``b-x`` or ``b_x``); lists
 may be TOML arrays or comma-separated strings; ``[params]`` is a table of per-plugin
 parameters (``exhaustive = { limit = 1e7 }``) or ``param = ["NAME.KEY=VALUE", ...]``.
 Command-line options override the file.
@@ -9,48 +15,239 @@ Command-line options override the file.
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from ..errors import UserInputError
+from ..trial import DEFAULT_LAM
 
-_LISTS = {"n", "p", "s", "snr", "rho", "epsilon"}
+
+class OptionTypeError(ValueError):
+    """A value that does not convert to its option's type (the message says what is expected)."""
 
 
-def load_config(path, known: dict) -> dict:
-    """Read a TOML config and return the options it sets, validated against ``known``.
+def to_int(value) -> int:
+    """An integer from an int, an integral float or a numeric string; refuses 2.5, "abc", True."""
+    if isinstance(value, bool):
+        raise OptionTypeError("must be an integer, not true/false")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if value.is_integer():
+            return int(value)
+        raise OptionTypeError("must be an integer")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            f = float(text)
+        except ValueError:
+            raise OptionTypeError("must be an integer") from None
+        if f.is_integer():
+            return int(f)
+    raise OptionTypeError("must be an integer")
+
+
+def to_float(value) -> float:
+    """A float from a number or a numeric string; refuses "half" and true/false."""
+    if isinstance(value, bool):
+        raise OptionTypeError("must be a number, not true/false")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            pass
+    raise OptionTypeError("must be a number")
+
+
+def to_str(value) -> str:
+    """A string (TOML strings, command-line text); refuses numbers, lists and tables."""
+    if isinstance(value, str):
+        return value
+    raise OptionTypeError("must be a string")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of ``dpbench compare``.
+
+    Parameters
+    ----------
+    name : str
+        Python name (``b_x``); the command-line flag is ``--b-x``.
+    convert : callable
+        Converts one value (command-line text or a TOML value); raises :class:`OptionTypeError`.
+    default : object
+        Value when neither the command line nor the file sets it (None: decided later).
+    help : str
+    choices : tuple, optional
+    many : bool
+        A list: comma-separated on the command line, a TOML array or string in a file.
+    flags : tuple of str, optional
+        Extra command-line spellings (``--eps``, ``-m``).
+    """
+
+    name: str
+    convert: Callable[[Any], Any]
+    default: Any
+    help: str
+    choices: tuple | None = None
+    many: bool = False
+    flags: tuple = ()
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def parse(self, value, where: str):
+        """Convert ``value`` (one value or, for list options, a list or comma-separated text).
+
+        Raises
+        ------
+        UserInputError
+            One line naming ``where`` (``--trials`` or ``config x.toml: trials``) and what is expected.
+        """
+        try:
+            if self.many:
+                if isinstance(value, (list, tuple)):
+                    items = list(value)
+                elif isinstance(value, str):
+                    items = [t for t in value.replace(" ", ",").split(",") if t != ""]
+                else:  # one TOML number (or a mistyped true/false), not text to split
+                    items = [value]
+                if not items:
+                    raise OptionTypeError("must be a non-empty list, e.g. 1,2")
+                out = []
+                for v in items:
+                    try:
+                        out.append(self.convert(v))
+                    except OptionTypeError as exc:
+                        raise OptionTypeError(f"must be a comma-separated list whose items each {exc}: "
+                                              f"{v!r} is not") from None
+            else:
+                if isinstance(value, (list, tuple, dict)):
+                    raise OptionTypeError("takes one value, not a list or table")
+                out = self.convert(value)
+        except OptionTypeError as exc:
+            raise UserInputError(f"{where} = {value!r} {exc}") from None
+        for v in out if self.many else [out]:
+            if self.choices is not None and v not in self.choices:
+                raise UserInputError(f"{where} = {v!r} must be one of {', '.join(map(str, self.choices))}")
+        return out
+
+
+STANDARDIZE_CHOICES = ("none", "center", "standardize")
+
+#: Every option of ``dpbench compare`` (the one source of its defaults).
+OPTIONS: tuple[Option, ...] = (
+    Option("methods", to_str, None, "comma-separated selector names (see `dpbench list`)", many=True,
+           flags=("-m",)),
+    Option("generator", to_str, "toeplitz", "data generator (default toeplitz)"),
+    Option("dataset", to_str, None, "a registered real data set instead of a generator (see `dpbench list`)"),
+    Option("data", to_str, None, "a user data file (.csv, .tsv, .parquet, .npz) instead of a generator"),
+    Option("target", to_str, None, "response column of --data"),
+    Option("standardize", to_str, "standardize", "preprocessing of real data before clipping (default "
+           "standardize; uses the data, so it is NOT private)", choices=STANDARDIZE_CHOICES),
+    Option("design", to_str, None, "design matrix for the planted generator (a data set name, e.g. nci60)"),
+    Option("n", to_int, None, "list of sample sizes, e.g. 100,200,400", many=True),
+    Option("p", to_int, None, "number of features (list allowed)", many=True),
+    Option("s", to_int, None, "sparsity level s (list allowed)", many=True),
+    Option("snr", to_float, None, "signal-to-noise ratio (generator default 5)", many=True),
+    Option("rho", to_float, None, "Toeplitz correlation rho (generator default 0.1)", many=True),
+    Option("epsilon", to_float, [1.0], "privacy parameter(s) epsilon", many=True, flags=("--eps",)),
+    Option("trials", to_int, 10, "trials per setting (default 10)"),
+    Option("draws", to_int, 100, "private outputs per trial (default 100)"),
+    Option("seed", to_int, 0, "run seed (default 0)"),
+    Option("b_x", to_float, 0.5, "clipping bound on |x_ij| (default 0.5)"),
+    Option("b_y", to_float, 0.5, "clipping bound on |y_i| (default 0.5)"),
+    Option("r", to_float, 1.1, "l2 bound on the coefficients (default 1.1)"),
+    Option("lam", to_float, DEFAULT_LAM, f"ridge penalty Lambda (default {DEFAULT_LAM:g}; the OA solvers need "
+           "Lambda > 0)"),
+    Option("sensitivity", to_str, "tight", "Delta = (b_y + b_x r sqrt(s))^2 (tight, default) or "
+           "2b_y^2 + 2b_x^2 r^2 s (paper)", choices=("tight", "paper")),
+    Option("solver", to_str, "highs", "best-subset oracle backend (default highs)"),
+    Option("reference", to_str, None, "support to score against: true (simulations, default) or "
+           "bss/lasso/sis (real data)", choices=("true", "bss", "lasso", "sis")),
+    Option("param", to_str, [], "per-plugin parameter NAME.KEY=VALUE, repeatable (e.g. "
+           "exhaustive.limit=1e7, toeplitz.rho=0.2)", many=True),
+    Option("out", to_str, "dpbench-results.db", "results database (SQLite; default dpbench-results.db). "
+           "Re-running resumes."),
+    Option("json", to_str, None, "also write the summary table as JSON to this path"),
+    Option("jobs", to_int, 1, "trials in parallel on this many processes (joblib); -1: all cores"),
+    Option("backend", to_str, "serial", "execution backend", choices=("serial", "dask")),
+    Option("scheduler", to_str, None, "dask.distributed scheduler address (default: a LocalCluster)"),
+)
+
+OPTION_BY_NAME = {o.name: o for o in OPTIONS}
+
+#: Defaults of every option, derived from :data:`OPTIONS`.
+COMPARE_DEFAULTS = {o.name: o.default for o in OPTIONS}
+
+
+def load_config(path, known: dict | None = None) -> dict:
+    """Read a TOML config and return the options it sets, converted and checked like the command line's.
+
+    Parameters
+    ----------
+    path : str or Path
+    known : dict, optional
+        Option names allowed (default: every option of :data:`OPTIONS`).
+
+    Returns
+    -------
+    dict
+        Option name -> converted value; per-plugin parameters under ``"param"`` as
+        ``NAME.KEY=VALUE`` strings.
 
     Raises
     ------
     UserInputError
-        Missing file, TOML syntax error, or an unknown key (the message lists the known ones).
+        A missing or unreadable file, a directory, TOML syntax, an unknown key (the message lists
+        the known ones) or a value of the wrong type or outside its choices.
     """
     path = Path(path)
-    if not path.exists():
-        raise UserInputError(f"config file {path} does not exist")
+    if path.is_dir():
+        raise UserInputError(f"config file {path} is a directory; give the path of a .toml file")
     try:
-        raw = tomllib.loads(path.read_text())
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserInputError(f"config file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserInputError(f"config file {path} cannot be read ({exc})") from None
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserInputError(f"config file {path} is not valid TOML: {exc}") from None
     raw = {k.replace("-", "_"): v for k, v in raw.items()}
     if "eps" in raw:
         raw["epsilon"] = raw.pop("eps")
-    params = list(raw.pop("param", []) or [])
-    for plugin, table in (raw.pop("params", {}) or {}).items():
+    params = OPTION_BY_NAME["param"].parse(raw.pop("param", []) or [], f"config {path}: param") \
+        if raw.get("param") else []
+    raw.pop("param", None)
+    tables = raw.pop("params", {}) or {}
+    if not isinstance(tables, dict):
+        raise UserInputError(f"config {path}: params must be a table [params] of PLUGIN = {{ KEY = VALUE }}")
+    for plugin, table in tables.items():
         if not isinstance(table, dict):
             raise UserInputError(f"config {path}: [params] {plugin} must be a table of KEY = VALUE")
         params += [f"{plugin}.{k}={v}" for k, v in table.items()]
-    unknown = sorted(set(raw) - set(known) - {"description"})
+    known = set(known if known is not None else OPTION_BY_NAME)
+    unknown = sorted(set(raw) - known - {"description"})
     if unknown:
         raise UserInputError(f"config {path}: unknown option(s) {', '.join(unknown)}; known: "
                              f"{', '.join(sorted(known))}, params")
     raw.pop("description", None)
     out = {}
     for k, v in raw.items():
-        if k in _LISTS and not isinstance(v, list):
-            v = [x for x in str(v).replace(" ", ",").split(",") if x] if isinstance(v, str) else [v]
-        if k == "methods" and isinstance(v, list):
-            v = ",".join(v)
-        out[k] = v
+        opt = OPTION_BY_NAME[k]
+        value = opt.parse(v, f"config {path}: {k}")
+        out[k] = value
     if params:
         out["param"] = params
     return out

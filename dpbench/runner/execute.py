@@ -91,12 +91,66 @@ class RunConfig:
             raise UserInputError(f"--lam = {self.lam} must be >= 0")
         if self.reference == "bss" or any(getattr(reg.selector(m), "uses_oracle", False) for m in self.methods):
             reg.solver(self.solver)
+        selectors = [reg.selector(m)(**self.method_params.get(m, {})) for m in self.methods]
         for setting in self.data:
-            check_setting(setting)
+            shape = check_setting(setting)
+            if shape is None and "generator" not in setting:  # real data: its shape from the file
+                problem = make_problem(self, setting, 0)
+                shape = (problem.n, problem.p, problem.s)
+            if shape is not None:
+                for sel in selectors:
+                    sel.check_setting(shape[1], shape[2])
 
 
-def check_setting(setting: dict) -> None:
-    """Validate one data setting (names, n >= 2, 1 <= s < p); raises UserInputError."""
+#: Bytes per entry of X a trial holds at once: the generated data, its clipped copy and the
+#: score's contiguous copy (float64).
+_BYTES_PER_ENTRY = 3 * 8
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_memory(n: int, p: int) -> None:
+    """Refuse, before allocating, a data setting whose n x p data cannot fit in memory.
+
+    The estimate is 24 n p bytes (the data, its clipped copy and the score's copy, float64) plus
+    the p x p Gram matrix the score caches when p <= GRAM_LIMIT.
+
+    Raises
+    ------
+    UserInputError
+        Naming the estimate and the memory available.
+    """
+    from ..score import GRAM_LIMIT
+
+    need = _BYTES_PER_ENTRY * n * p + (8 * p * p if p <= GRAM_LIMIT else 0)
+    have = available_memory()
+    if have is not None and need > have:
+        raise UserInputError(f"n = {n:,} x p = {p:,} needs about {need / 2**30:.1f} GiB for the data of one trial "
+                             f"but only {have / 2**30:.1f} GiB are available; lower --n or --p")
+
+
+def check_setting(setting: dict) -> tuple[int, int, int] | None:
+    """Validate one data setting (names, n >= 2, 1 <= s < p, memory) before any work.
+
+    Returns
+    -------
+    (n, p, s) or None
+        The shape when the setting declares it (generators), None otherwise (real data).
+
+    Raises
+    ------
+    UserInputError
+    """
     reg = registry()
     if "generator" in setting:
         params = {k: v for k, v in setting.items() if k != "generator"}
@@ -106,6 +160,11 @@ def check_setting(setting: dict) -> None:
             raise UserInputError(f"n = {c['n']}: need at least 2 rows")
         if "s" in c and "p" in c and not 1 <= c["s"] < c["p"]:
             raise UserInputError(f"sparsity level s = {c['s']} must satisfy 1 <= s < p = {c['p']}")
+        if c.get("n") is not None and c.get("p") is not None:
+            check_memory(int(c["n"]), int(c["p"]))
+            if "s" in c:
+                return int(c["n"]), int(c["p"]), int(c["s"])
+        return None
     elif "dataset" in setting:
         reg.dataset(setting["dataset"])
     elif "data" in setting:
@@ -132,6 +191,11 @@ def setting_label(setting: dict) -> str:
     if "data" in setting:
         return str(setting["data"]).rsplit("/", 1)[-1]
     return setting.get("generator") or setting.get("dataset") or "data"
+
+
+#: What a plugin may raise during a trial that becomes a failed row (a plugin calling
+#: ``sys.exit`` must not end the run with status 0 and no table).
+PLUGIN_FAILURES = (Exception, SystemExit)
 
 
 @dataclass
@@ -202,8 +266,10 @@ def reference_support(cfg: RunConfig, problem: Problem, trial: Trial) -> np.ndar
 def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
     """Run every pending (method, epsilon) of one trial and return the result rows.
 
-    A selector that raises is recorded as a failed row with its error; a
-    :class:`UserInputError` (bad configuration) propagates and stops the run.
+    Whatever a selector raises during the trial, :class:`UserInputError` and ``SystemExit``
+    included, is recorded as a failed row with its error, and the run goes on: the run's
+    configuration was validated before the first trial (:meth:`RunConfig.validate`), so an
+    error here belongs to this trial. Only ``KeyboardInterrupt`` stops the run.
     """
     problem = make_problem(cfg, task.setting, task.trial)
     trial = Trial(problem.clipped(cfg.b_x, cfg.b_y), b_x=cfg.b_x, b_y=cfg.b_y, r=cfg.r, lam=cfg.lam,
@@ -224,9 +290,7 @@ def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
         t0 = time.perf_counter()
         try:
             prepared = selector.prepare(trial, rng_for(cfg.seed, "prepare", skey, task.trial, method))
-        except UserInputError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - recorded, the other methods go on
+        except PLUGIN_FAILURES as exc:  # recorded, the other methods go on
             rows += [_failed(cfg, task, meta, e, exc) for e in epsilons]
             continue
         t_prep = time.perf_counter() - t0
@@ -237,9 +301,7 @@ def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
                                       rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)))
                 t_draw = time.perf_counter() - t1
                 rows.append(_row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_draw))
-            except UserInputError:
-                raise
-            except Exception as exc:  # noqa: BLE001
+            except PLUGIN_FAILURES as exc:
                 rows.append(_failed(cfg, task, meta, eps, exc))
             t_prep = 0.0  # preparation is charged once, to the first epsilon
     return rows

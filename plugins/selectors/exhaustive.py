@@ -32,13 +32,17 @@ class Exhaustive(Selector):
         "cache": Param(5_000_000, "keep all scores in memory when C(p,s) is at most this", int),
     }
 
-    def prepare(self, trial, rng):
-        p, s = trial.p, trial.s
+    def check_setting(self, p, s):
         total = n_supports(p, s)
         if total > self.config["limit"]:
             raise UserInputError(
                 f"exhaustive: C({p}, {s}) = {total:,} supports exceeds the limit of "
                 f"{self.config['limit']:,}; lower p or s, or raise it with --param exhaustive.limit={total}")
+
+    def prepare(self, trial, rng):
+        p, s = trial.p, trial.s
+        self.check_setting(p, s)
+        total = n_supports(p, s)
         scores = None
         if total <= self.config["cache"]:
             scores = np.concatenate([trial.score(chunk) for chunk in self._chunks(p, s)])

@@ -120,10 +120,14 @@ class TopR(Selector):
                                  f"lower it, e.g. --param topr.R={total - 1}")
         return R
 
-    def prepare(self, trial, rng):
+    def check_setting(self, p, s):
         T = self.config["T"]
         if not math.isinf(T) and T < 2:
             raise UserInputError(f"topr.T = {T}: Theorem 1 needs T > 1; use T >= 2 or inf")
+        self._resolve_r(p, s)
+
+    def prepare(self, trial, rng):
+        self.check_setting(trial.p, trial.s)
         R = self._resolve_r(trial.p, trial.s)
         lst = toplist.top_list(trial, R, self.config["solver"], self.config["enum_limit"],
                               self.config["max_calls"], self.config["time_limit"])
