@@ -152,6 +152,10 @@ class Draws:
         (finite T in top-R, Theorem 1 of behdin2024).
     delta : float
         The delta of an approximate (epsilon, delta) guarantee, 0 for pure DP.
+    no_guarantee : str, optional
+        Set when the mechanism ran but its guarantee does not hold for this trial: a short
+        reason such as ``"gap condition failed"`` or ``"mixing not established"``. The row
+        then carries no guarantee (:meth:`guarantee`).
     diagnostics : dict
         JSON-serialisable per-trial diagnostics (acceptance rate, oracle calls, ...).
     """
@@ -160,7 +164,52 @@ class Draws:
     certified: bool = True
     epsilon_spent: float | None = None
     delta: float = 0.0
+    no_guarantee: str | None = None
     diagnostics: dict = field(default_factory=dict)
+
+    def guarantee(self, dp_type: str, epsilon: float) -> str:
+        """The privacy guarantee that holds for these outputs, as the string a result row carries.
+
+        This is the one place where a row's guarantee is decided (the runner and the Python
+        API call it; neither knows any selector by name).
+
+        Parameters
+        ----------
+        dp_type : {"pure", "approximate", "none"}
+            The selector's declared DP type.
+        epsilon : float
+            The requested epsilon; ``epsilon_spent`` replaces it when set.
+
+        Returns
+        -------
+        str
+            ``"pure ε=<ε>"``, ``"(ε=<ε>, δ=<δ>)"``, or ``"none: <reason>"`` with reason
+            ``not private`` (dp_type "none"), ``uncertified`` (``certified`` False), the
+            selector's ``no_guarantee``, or ``δ unknown`` (an approximate selector that
+            reported no finite δ). Anything starting with ``"none"`` is not a guarantee
+            (:func:`has_guarantee`).
+        """
+        if dp_type == "none":
+            return f"{NO_GUARANTEE}: not private"
+        if not self.certified:
+            return f"{NO_GUARANTEE}: uncertified"
+        if self.no_guarantee:
+            return f"{NO_GUARANTEE}: {self.no_guarantee}"
+        eps = float(epsilon if self.epsilon_spent is None else self.epsilon_spent)
+        if dp_type == "pure" and self.delta == 0:
+            return f"pure ε={eps:.4g}"
+        if not (math.isfinite(self.delta) and 0 <= self.delta < 1):
+            return f"{NO_GUARANTEE}: δ unknown"
+        return f"(ε={eps:.4g}, δ={self.delta:.3g})"
+
+
+#: Prefix of every guarantee string that is not a guarantee (:meth:`Draws.guarantee`).
+NO_GUARANTEE = "none"
+
+
+def has_guarantee(guarantee: str | None) -> bool:
+    """True when a row's guarantee string (:meth:`Draws.guarantee`) states a DP guarantee."""
+    return bool(guarantee) and not str(guarantee).startswith(NO_GUARANTEE)
 
 
 class Selector(Configurable):

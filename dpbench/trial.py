@@ -45,6 +45,9 @@ class Trial:
         Default solver backend for oracle calls.
     solver_params : dict
         Parameters of that backend.
+    dp_delta : float
+        The run-level DP delta (``--delta``) that approximate-DP selectors are calibrated to;
+        0 for a pure-DP run. (``Trial.delta`` is the score's sensitivity Delta.)
     cache : dict
         Epsilon-independent work shared between the selectors of this trial (for example
         the optimum and the single-swap scores used by both topr and mistakes).
@@ -58,6 +61,7 @@ class Trial:
     sensitivity_kind: str = "tight"
     solver: str = "highs"
     solver_params: dict = field(default_factory=dict)
+    dp_delta: float = 0.0
     cache: dict = field(default_factory=dict)
 
     @property

@@ -21,7 +21,7 @@ from ..errors import DPBenchError, UserInputError
 from ..runner.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
 
 # Outside a terminal (logs, CI) rich would wrap the table at 80 columns; keep rows whole.
-console = Console() if Console().is_terminal else Console(width=160)
+console = Console() if Console().is_terminal else Console(width=200)
 err_console = Console(stderr=True)
 
 BUILTIN_DEFAULT = {"n": [200, 400, 800], "p": [20], "s": [3]}
@@ -142,7 +142,7 @@ def build_run_config(opts: dict):
         methods=methods, data=data, epsilons=list(opts["epsilon"]), trials=opts["trials"],
         draws=opts["draws"], seed=opts["seed"], method_params=method_params, b_x=opts["b_x"],
         b_y=opts["b_y"], r=opts["r"], lam=opts["lam"], sensitivity=opts["sensitivity"],
-        solver=opts["solver"], solver_params=solver_params, reference=reference,
+        solver=opts["solver"], solver_params=solver_params, reference=reference, delta=float(opts["delta"]),
     )
     cfg.validate()
     return cfg
@@ -218,9 +218,9 @@ def cmd_compare(args) -> int:
 
 
 def _json_summary(summary):
-    keep = ("method", "data", "n", "p", "s", "epsilon", "trials", "recovery_rate", "recovery_se",
-            "recovery_prob", "f1", "topk", "time_median_s", "dp_type", "epsilon_spent", "gap_condition", "reference",
-            "failed", "uncertified")
+    keep = ("method", "label", "guaranteed", "guarantee", "data", "n", "p", "s", "epsilon", "delta", "trials",
+            "total_trials", "recovery_rate", "recovery_se", "recovery_prob", "f1", "topk", "time_median_s",
+            "dp_type", "epsilon_spent", "reference", "failed", "uncertified")
     return [{k: _nan_to_none(d[k]) for k in keep} | {"setting": d["setting"]} for d in summary]
 
 
@@ -234,43 +234,48 @@ def _fmt(v, spec=".3f"):
     return format(v, spec)
 
 
-def dp_label(d) -> str:
-    """DP type of a summary row, with the epsilon' actually guaranteed and mistakes' gap condition."""
-    dp = d["dp_type"]
-    if d.get("epsilon_spent") and d["epsilon_spent"] != d["epsilon"]:
-        dp += f" (ε'={d['epsilon_spent']:.3g})"
-    if d.get("gap_condition"):
-        dp += f" (gap cond. {d['gap_condition']})"
-    return dp
+def _trials(d) -> str:
+    """``k/N``: trials in this summary row of all trials of its method, setting and epsilon."""
+    return f"{d['trials']}/{d['total_trials']}"
+
+
+#: Footnote of the table: what the guarantee column and the split mean.
+GUARANTEE_NOTE = ("guarantee: the privacy guarantee that holds for every trial of the row (pure ε, (ε, δ)) or "
+                  "'none: <reason>'; trials with and without a guarantee are never averaged together: the "
+                  "'(no guarantee)' rows below each setting are the trials where the method's guarantee did not "
+                  "hold (e.g. a data-dependent condition failed, an uncertified oracle, a non-private baseline)")
 
 
 def print_summary(summary, cfg=None, out=console) -> None:
-    """Print the per-setting summary as a rich table."""
+    """Print the per-setting summary as a rich table: guaranteed rows, then the rest dimmed."""
     table = Table(title="dpbench compare", header_style="bold")
     for col, just in (("method", "left"), ("data", "left"), ("n", "right"), ("p", "right"), ("s", "right"),
-                      ("ε", "right"), ("trials", "right"), ("recovery ± se", "right"),
+                      ("ε", "right"), ("guarantee", "left"), ("trials", "right"), ("recovery ± se", "right"),
                       ("P(exact)", "right"), ("F1", "right"), ("median s", "right"),
-                      ("DP type", "left"), ("failed", "right"), ("uncert.", "right")):
+                      ("failed", "right"), ("uncert.", "right")):
         table.add_column(col, justify=just, no_wrap=True)
-    for d in summary:
+    for i, d in enumerate(summary):
         rate = "—" if math.isnan(d["recovery_rate"]) else (
             f"{d['recovery_rate']:.3f} ± {_fmt(d['recovery_se'])}")
-        dp = dp_label(d)
-        table.add_row(escape(d["method"]), escape(d["data"]), str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}",
-                      str(d["trials"]), rate, _fmt(d["recovery_prob"]), _fmt(d["f1"]),
-                      _fmt(d["time_median_s"], ".3g"), dp, str(d["failed"]),
-                      f"[red]{d['uncertified']}[/red]" if d["uncertified"] else "0")
+        nxt = summary[i + 1] if i + 1 < len(summary) else None
+        same_setting = nxt is not None and all(nxt[k] == d[k] for k in ("data", "p", "s", "n", "epsilon"))
+        table.add_row(escape(d["label"]), escape(d["data"]), str(d["n"]), str(d["p"]), str(d["s"]),
+                      f"{d['epsilon']:g}", escape(d["guarantee"]), _trials(d), rate, _fmt(d["recovery_prob"]),
+                      _fmt(d["f1"]), _fmt(d["time_median_s"], ".3g"), str(d["failed"]),
+                      f"[red]{d['uncertified']}[/red]" if d["uncertified"] else "0",
+                      style=None if d["guaranteed"] else "dim",
+                      end_section=not same_setting or (d["guaranteed"] and not nxt["guaranteed"]))
     out.print(table)
     if cfg is not None:
         ref = {"true": "the true support", "bss": "the certified non-private best subset",
                "lasso": "the non-private Lasso top-s", "sis": "the non-private SIS top-s"}[cfg.reference]
         out.print(f"[dim]neighbouring data sets: replace-one · b_x={cfg.b_x:g}, b_y={cfg.b_y:g}, r={cfg.r:g}, "
-                  f"Λ={cfg.lam:g}, Δ: {cfg.sensitivity} · reference: {ref} · recovery: mean over trials of "
-                  f"the per-trial exact-recovery rate over {cfg.draws} draws · P(exact): the mechanism's "
-                  f"analytic probability of exact recovery (— where not available) · median s: preparation + "
-                  f"draws per trial; work shared between methods of a trial (e.g. topr/mistakes oracle calls) "
-                  f"is charged to the first method that needs it · gap cond.: trials where mistakes' "
-                  f"condition R(S2) - R(S1) > 2Δ for pure DP held[/dim]")
+                  f"Λ={cfg.lam:g}, Δ: {cfg.sensitivity}, run δ={cfg.delta:g} · reference: {ref} · "
+                  f"{GUARANTEE_NOTE} · trials: k/N of the setting's trials in this row · recovery: mean over "
+                  f"those trials of the per-trial exact-recovery rate over {cfg.draws} draws · P(exact): the "
+                  f"mechanism's analytic probability of exact recovery (— where not available) · median s: "
+                  f"preparation + draws per trial; oracle work shared between methods of a trial is charged "
+                  f"to the first method that needs it[/dim]")
 
 
 def _add_list(sub):
@@ -381,16 +386,17 @@ def cmd_report(args) -> int:
 
 def markdown_table(summary) -> str:
     """The summary as a GitHub-flavoured Markdown table."""
-    head = ["method", "data", "n", "p", "s", "ε", "trials", "exact recovery ± se", "P(exact) analytic",
-            "F1", "median s", "DP type", "reference", "failed", "uncertified"]
+    head = ["method", "data", "n", "p", "s", "ε", "guarantee", "trials", "exact recovery ± se",
+            "P(exact) analytic", "F1", "median s", "reference", "failed", "uncertified"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in summary:
+        label = d["label"] if d["guaranteed"] else f"*{d['label']}*"
         lines.append("| " + " | ".join([
-            d["method"], d["data"], str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}", str(d["trials"]),
-            f"{_fmt(d['recovery_rate'])} ± {_fmt(d['recovery_se'])}", _fmt(d["recovery_prob"]), _fmt(d["f1"]),
-            _fmt(d["time_median_s"], ".3g"), dp_label(d), d["reference"], str(d["failed"]),
+            label, d["data"], str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}", d["guarantee"],
+            _trials(d), f"{_fmt(d['recovery_rate'])} ± {_fmt(d['recovery_se'])}", _fmt(d["recovery_prob"]),
+            _fmt(d["f1"]), _fmt(d["time_median_s"], ".3g"), d["reference"], str(d["failed"]),
             str(d["uncertified"])]) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + GUARANTEE_NOTE + " (rows in italics).\n"
 
 
 class _Parser(argparse.ArgumentParser):

@@ -48,7 +48,7 @@ def plot_summary(summary, x: str, metric: str, output, logx: bool = False) -> in
     for d in summary:
         if d[ykey] is None or (isinstance(d[ykey], float) and math.isnan(d[ykey])):
             continue
-        panels[tuple(d[k] for k in others)][d["method"]].append(d)
+        panels[tuple(d[k] for k in others)][d.get("label", d["method"])].append(d)
     if not panels:
         raise UserInputError(f"no {metric} values to plot in this database")
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False, sharey=True)

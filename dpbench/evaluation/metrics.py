@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
+
+from ..base import has_guarantee
 
 
 def support_metrics(supports, reference) -> dict[str, np.ndarray]:
@@ -57,18 +59,26 @@ def mean_se(values) -> tuple[float, float]:
 SUMMARY_KEYS = ("method", "setting", "epsilon", "config")
 
 
-def _diagnostics(row) -> dict:
-    d = row.get("diagnostics")
-    if isinstance(d, str):
-        d = json.loads(d) if d else {}
-    return d or {}
+def _guarantee_label(guarantees) -> str:
+    """The guarantee strings of a group's rows: one string, or each with its count."""
+    counts = Counter(guarantees)
+    if len(counts) == 1:
+        return next(iter(counts))
+    return "; ".join(f"{g} ×{k}" for g, k in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def summarize(rows) -> list[dict]:
-    """One summary row per (method, data setting, epsilon, method configuration).
+    """Summary rows per (method, data setting, epsilon, method configuration), split by guarantee.
 
-    Recovery is first averaged over the draws of a trial, then mean ± standard error is
-    taken over trials. Failed and uncertified trials are counted, never averaged in.
+    Each result row carries the guarantee that holds for it (``guarantee``, decided by
+    :meth:`dpbench.base.Draws.guarantee`). Rows with a guarantee and rows without one are
+    **never averaged together**: each (method, setting, epsilon, configuration) gives one
+    summary row over its guaranteed trials (``guaranteed=True``, listed first) and, if any
+    trial has none, a second one over those (``guaranteed=False``, label
+    ``"<method> (no guarantee)"``). Uncertified trials are averaged into the second row,
+    counted in ``uncertified``, never dropped. Failed trials are counted in ``failed`` of the
+    second row, never averaged. Recovery is first averaged over the draws of a trial, then
+    mean ± standard error is taken over trials.
 
     Parameters
     ----------
@@ -78,32 +88,37 @@ def summarize(rows) -> list[dict]:
     Returns
     -------
     list of dict
-        Keys: method, n, p, s, epsilon, trials, recovery_rate, recovery_se, recovery_prob,
-        f1, time_median_s, dp_type, failed, uncertified, plus the setting's other fields.
+        Keys: method, label, guaranteed, guarantee, n, p, s, epsilon, trials (rows averaged),
+        total_trials (all rows of the method/setting/epsilon/configuration), recovery_rate,
+        recovery_se, recovery_prob, f1, topk, time_median_s, dp_type, epsilon_spent, failed,
+        uncertified, reference, setting, config.
     """
     groups = defaultdict(list)
+    totals = Counter()
     for row in rows:
         key = tuple(json.dumps(row[k], sort_keys=True) if isinstance(row[k], dict) else row[k]
                     for k in SUMMARY_KEYS)
-        groups[key].append(row)
+        totals[key] += 1
+        groups[key + (has_guarantee(row.get("guarantee")),)].append(row)
     out = []
     for key, rs in groups.items():
-        ok = [r for r in rs if r["status"] == "ok"]
+        guaranteed = key[-1]
+        ok = [r for r in rs if r["status"] != "failed"]
         rate, se = mean_se(r["recovery"] for r in ok)
         probs = [r["recovery_prob"] for r in ok if r["recovery_prob"] is not None]
         times = [r["prepare_seconds"] + r["draw_seconds"] for r in ok]
         first = rs[0]
         eps_spent = [r["epsilon_spent"] for r in ok if r["epsilon_spent"] is not None]
-        # mistakes is pure DP only when R(S2) - R(S1) > 2 Delta: count the trials where it held.
-        diags = [_diagnostics(r) for r in ok]
-        gap = [bool(d["gap_condition"]) for d in diags if "gap_condition" in d]
         out.append({
             "method": first["method"],
-            "label": first.get("label") or first["method"],
+            "label": first["method"] if guaranteed else f"{first['method']} (no guarantee)",
+            "guaranteed": guaranteed,
+            "guarantee": _guarantee_label(r.get("guarantee") or "none: unknown" for r in rs),
             "data": first["data"],
             "n": first["n"], "p": first["p"], "s": first["s"],
             "epsilon": first["epsilon"],
             "trials": len(ok),
+            "total_trials": totals[key[:-1]],
             "recovery_rate": rate,
             "recovery_se": se,
             "recovery_prob": float(np.mean(probs)) if probs and len(probs) == len(ok) else None,
@@ -112,12 +127,14 @@ def summarize(rows) -> list[dict]:
             "time_median_s": float(np.median(times)) if times else math.nan,
             "dp_type": first["dp_type"],
             "epsilon_spent": max(eps_spent) if eps_spent else None,
+            "delta": first.get("delta"),
             "reference": first["reference"],
-            "gap_condition": f"{sum(gap)}/{len(gap)}" if gap else None,
             "failed": sum(r["status"] == "failed" for r in rs),
             "uncertified": sum(r["status"] == "uncertified" for r in rs),
             "setting": first["setting"],
             "config": first["config"],
         })
-    out.sort(key=lambda d: (d["data"], d["p"], d["s"], d["n"], d["epsilon"], d["method"], str(d["config"])))
+    # Per setting and epsilon: every guaranteed row first, the rows without a guarantee after them.
+    out.sort(key=lambda d: (d["data"], d["p"], d["s"], d["n"], d["epsilon"], not d["guaranteed"], d["method"],
+                            str(d["config"])))
     return out

@@ -19,7 +19,7 @@ COLUMNS = {
     "key": "TEXT PRIMARY KEY",
     "method": "TEXT", "label": "TEXT", "config": "TEXT", "data": "TEXT", "setting": "TEXT",
     "n": "INTEGER", "p": "INTEGER", "s": "INTEGER", "epsilon": "REAL", "trial": "INTEGER",
-    "seed": "INTEGER", "status": "TEXT", "error": "TEXT", "dp_type": "TEXT", "neighbouring": "TEXT",
+    "seed": "INTEGER", "status": "TEXT", "error": "TEXT", "guarantee": "TEXT", "dp_type": "TEXT", "neighbouring": "TEXT",
     "epsilon_spent": "REAL", "delta": "REAL", "sensitivity": "REAL",
     "n_draws": "INTEGER", "recovery": "REAL", "recovery_prob": "REAL", "f1": "REAL", "topk": "REAL",
     "hamming": "REAL", "objective_gap": "REAL", "prepare_seconds": "REAL", "draw_seconds": "REAL",

@@ -172,6 +172,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("sensitivity", to_str, "tight", "Delta = (b_y + b_x r sqrt(s))^2 (tight, default) or "
            "2b_y^2 + 2b_x^2 r^2 s (paper)", choices=("tight", "paper")),
     Option("solver", to_str, "highs", "best-subset oracle backend (default highs)"),
+    Option("delta", to_float, 0.0, "the run's DP delta (default 0); required > 0 when an approximate-DP method "
+           "(e.g. mistakes-ptr, mcmc) runs, which is calibrated to it; stored in every row"),
     Option("reference", to_str, None, "support to score against: true (simulations, default) or "
            "bss/lasso/sis (real data)", choices=("true", "bss", "lasso", "sis")),
     Option("param", to_str, [], "per-plugin parameter NAME.KEY=VALUE, repeatable (e.g. "

@@ -50,6 +50,9 @@ class RunConfig:
     reference : str
         Reference support the outputs are scored against: ``"true"`` for simulations
         (the generator's support); ``"bss"``, ``"lasso"`` or ``"sis"`` on real data.
+    delta : float
+        Run-level DP delta in [0, 1): every approximate-DP selector is calibrated to it and
+        every row records it. Must be > 0 when an approximate-DP selector runs.
     """
 
     methods: list
@@ -67,6 +70,7 @@ class RunConfig:
     solver: str = "highs"
     solver_params: dict = field(default_factory=dict)
     reference: str = "true"
+    delta: float = 0.0
 
     def validate(self) -> None:
         """Check names and values before any work starts; raises UserInputError."""
@@ -89,6 +93,12 @@ class RunConfig:
                 raise UserInputError(f"--{label} = {v} must be positive and finite")
         if not (np.isfinite(self.lam) and self.lam >= 0):
             raise UserInputError(f"--lam = {self.lam} must be >= 0")
+        if not (np.isfinite(self.delta) and 0 <= self.delta < 1):
+            raise UserInputError(f"--delta = {self.delta} must lie in [0, 1), e.g. --delta 1e-6")
+        approx = [m for m in self.methods if reg.selector(m).dp_type == "approximate"]
+        if approx and not self.delta > 0:
+            raise UserInputError(f"{', '.join(approx)} {'is' if len(approx) == 1 else 'are'} approximate-DP: "
+                                 "give the run's delta, e.g. --delta 1e-6")
         if self.reference == "bss" or any(getattr(reg.selector(m), "uses_oracle", False) for m in self.methods):
             reg.solver(self.solver)
         selectors = [reg.selector(m)(**self.method_params.get(m, {})) for m in self.methods]
@@ -222,6 +232,7 @@ def method_config(cfg: RunConfig, method: str) -> dict:
         "params": cfg.method_params.get(method, {}), "draws": cfg.draws,
         "b_x": cfg.b_x, "b_y": cfg.b_y, "r": cfg.r, "lam": cfg.lam, "sensitivity": cfg.sensitivity,
         "solver": cfg.solver, "solver_params": cfg.solver_params, "reference": cfg.reference,
+        "delta": cfg.delta,
     }
 
 
@@ -273,13 +284,14 @@ def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
     """
     problem = make_problem(cfg, task.setting, task.trial)
     trial = Trial(problem.clipped(cfg.b_x, cfg.b_y), b_x=cfg.b_x, b_y=cfg.b_y, r=cfg.r, lam=cfg.lam,
-                  sensitivity_kind=cfg.sensitivity, solver=cfg.solver, solver_params=dict(cfg.solver_params))
+                  sensitivity_kind=cfg.sensitivity, solver=cfg.solver, solver_params=dict(cfg.solver_params),
+                  dp_delta=cfg.delta)
     ref = reference_support(cfg, problem, trial)
     skey = _canon(task.setting)
     base = {
         "data": setting_label(task.setting), "setting": task.setting, "n": problem.n, "p": problem.p,
         "s": problem.s, "trial": task.trial, "seed": cfg.seed, "reference": cfg.reference,
-        "reference_support": ref.tolist(), "sensitivity": trial.delta,
+        "reference_support": ref.tolist(), "sensitivity": trial.delta, "delta": cfg.delta,
     }
     rows = []
     for method, epsilons in task.jobs:
@@ -327,7 +339,8 @@ def _row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_
     return {
         **meta, "key": row_key(cfg, task.setting, task.trial, meta["method"], eps), "epsilon": float(eps),
         "status": "ok" if draws.certified else "uncertified", "error": None,
-        "epsilon_spent": draws.epsilon_spent, "delta": draws.delta, "n_draws": cfg.draws,
+        "guarantee": draws.guarantee(meta["dp_type"], eps),
+        "epsilon_spent": draws.epsilon_spent, "n_draws": cfg.draws,
         "recovery": float(m["exact"].mean()), "recovery_prob": None if lp is None else float(np.exp(lp)),
         "f1": float(m["f1"].mean()), "topk": float(m["topk"].mean()), "hamming": float(m["hamming"].mean()),
         "objective_gap": gap, "prepare_seconds": t_prep, "draw_seconds": t_draw,
@@ -342,7 +355,7 @@ def _failed(cfg, task, meta, eps, exc) -> dict:
         err += f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})"
     return {
         **meta, "key": row_key(cfg, task.setting, task.trial, meta["method"], eps), "epsilon": float(eps),
-        "status": "failed", "error": err, "n_draws": 0, "recovery": None, "recovery_prob": None,
+        "status": "failed", "error": err, "guarantee": "none: failed", "n_draws": 0, "recovery": None, "recovery_prob": None,
         "f1": None, "topk": None, "hamming": None, "prepare_seconds": 0.0, "draw_seconds": 0.0,
         "supports": None, "diagnostics": {}, "created": time.time(),
     }

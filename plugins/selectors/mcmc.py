@@ -453,7 +453,7 @@ class MCMC(Selector):
         }
         # delta is unknown (it depends on the unverified mixing time), so it is reported as
         # NaN rather than 0, which would read as pure DP.
-        return Draws(supports, delta=math.nan, diagnostics=diagnostics)
+        return Draws(supports, delta=math.nan, no_guarantee="mixing not established", diagnostics=diagnostics)
 
 
 @hookimpl
