@@ -1,5 +1,6 @@
 """Per-trial guarantees: one derivation (Draws.guarantee), never mixed in summaries."""
 
+import json
 import math
 
 import numpy as np
@@ -77,3 +78,20 @@ def test_approximate_selector_needs_a_delta(tmp_path, capsys):
     assert "approximate-DP" in err and "--delta" in err and "Traceback" not in err
     assert main([*args, "--delta", "1.5"]) == 2
     assert "[0, 1)" in capsys.readouterr().err
+
+
+def test_rows_store_run_delta_and_their_guarantee(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "r.db"
+    assert main(["compare", "--methods", "mcmc,mistakes-ptr,bss", "--n", "400", "--p", "8", "--s", "2",
+                 "--trials", "2", "--draws", "3", "--delta", "1e-6", "--param", "mcmc.iterations=20",
+                 "--out", str(db)]) == 0
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT method, delta, guarantee, diagnostics FROM results").fetchall()
+    assert len(rows) == 6 and all(r[1] == 1e-6 for r in rows)
+    got = {m: g for m, _, g, _ in rows}
+    assert got == {"mcmc": "none: mixing not established", "mistakes-ptr": "(ε=1, δ=1e-06)",
+                   "bss": "none: not private"}
+    mcmc_diag = [json.loads(d) for m, _, _, d in rows if m == "mcmc"][0]
+    assert mcmc_diag["requested_delta"] == 1e-6 and "no delta is computable for 20 iterations" in mcmc_diag["privacy"]

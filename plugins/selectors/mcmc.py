@@ -26,8 +26,15 @@ costs one gather of the new column and s dot products of length n, after which
 matrix is formed and no general QP solver is called.
 
 Privacy: approximate (epsilon, delta)-DP, and only once the chain has mixed (Roy & Tewari
-2023, Corollary 1); a finite run carries no certificate of mixing, so the guarantee is
-conditional. The output distribution is not known in closed form (no ``log_prob``).
+2023, Corollary 1). What that argument gives for a chosen number of iterations t: if the chain
+is within total variation eta of the exponential mechanism on both neighbours after t steps,
+the output is (epsilon, (1 + e^epsilon) eta)-DP. But the t that Corollary 1 supplies is
+t >= C * (their polynomial mixing bound (14)) * log(1/eta) with an *unspecified universal
+constant* C, under the margin condition (13) and Assumption 2, and part (b) further needs
+Assumption 2 on **every** neighbouring data set -- data-dependent conditions nobody can check
+privately. So no delta can be computed for any finite t: every row says
+``none: mixing not established`` (``Draws.no_guarantee``), whatever the run's ``--delta``, which
+is recorded (``requested_delta``) but not achieved. The output distribution is not known in closed form (no ``log_prob``).
 Corollary 1 bounds the worst-case mixing time, i.e. from any start; the data-driven starts
 (``correlation``, ``lasso``) are non-private functions of the data, and a chain that has
 not mixed leaks its start.
@@ -446,8 +453,11 @@ class MCMC(Selector):
             "proposals_per_second": float(proposals / seconds) if seconds > 0 else None,
             "seconds": float(seconds),
             "score_trace_chain0": _trace_summary(trace) if trace is not None else {},
+            "requested_delta": trial.dp_delta,
             "privacy": "approximate (epsilon, delta)-DP only after mixing (Roy & Tewari 2023, "
-                       "Corollary 1); mixing is not certified, delta not computed"
+                       "Corollary 1): delta = (1 + e^eps) eta needs t >= C t_mix(eta) with an unspecified "
+                       "universal constant C and Assumption 2 on every neighbour, so no delta is computable "
+                       f"for {iterations} iterations"
                        + ("" if self.config["init"] == "random" else
                           "; the start is a non-private function of the data"),
         }
