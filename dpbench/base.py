@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # annotations only: the trial and the score are higher layers
 DP_TYPES = ("pure", "approximate", "none")
 #: The one neighbouring relation every built-in selector is calibrated to.
 REPLACE_ONE = "replace-one"
+#: Data preprocessings a selector can declare (``Selector.preprocessing``).
+PREPROCESSING = ("clip", "none")
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,10 @@ class Selector(Configurable):
     reference: ClassVar[str] = ""
     #: True if the selector calls the best-subset oracle (so the run's solver is checked up front).
     uses_oracle: ClassVar[bool] = False
+    #: Data preprocessing the selector's guarantee needs (:data:`PREPROCESSING`): ``"clip"``
+    #: (X, y clipped to b_x, b_y, which bounds the score's sensitivity) or ``"none"`` (the
+    #: guarantee holds on raw data, e.g. bounded votes); the runner builds the trial data from it.
+    preprocessing: ClassVar[str] = "clip"
 
     def check_setting(self, p: int, s: int) -> None:
         """Refuse, before the first trial, a problem size this selector cannot handle.

@@ -504,10 +504,58 @@ def test_sampagg_prepare_is_reproducible_and_shuffle_can_be_disabled():
     b = SampAgg().prepare(trial, np.random.default_rng(1))["average"]
     assert np.array_equal(a, b)
     no_shuffle = SampAgg(shuffle=False).prepare(trial, np.random.default_rng(2))["average"]
-    votes, _ = block_votes(trial.problem.X, trial.problem.y, make_blocks(64), 3, "lasso", 0.1)
+    votes, _ = block_votes(trial.problem.X, trial.problem.y, make_blocks(64), 3, "lasso_path", 0.1)
     assert np.array_equal(no_shuffle, aggregate_votes(votes))
     with pytest.raises(UserInputError):
         SampAgg(estimator="ridge")
+
+
+@pytest.mark.parametrize("estimator,alpha", [("lasso_path", 0.1), ("lasso", 0.1), ("lasso", 50.0)])
+def test_every_block_casts_exactly_s_votes(estimator, alpha):
+    """Exactly s ones per block, also where the estimator alone keeps fewer (alpha = 50 keeps none)."""
+    from dpbench_plugins.selectors.sampagg import lasso_path_votes, lasso_votes, top_up
+
+    rng = np.random.default_rng(5)
+    problem = SisW1(n=400, p=60).generate(rng)
+    X, y, s = problem.X, problem.y, 5
+    blocks = make_blocks(400, rng)
+    votes, _ = block_votes(X, y, blocks, s, estimator, alpha)
+    assert votes.shape == (20, 60) and np.array_equal(votes.sum(axis=1), np.full(20, s))
+    for b, rows in enumerate(blocks):
+        own = (lasso_path_votes(X[rows], y[rows], s) if estimator == "lasso_path"
+               else lasso_votes(X[rows], y[rows], s, alpha))[0]
+        assert set(own) <= set(np.flatnonzero(votes[b]))  # the estimator's own votes are kept
+        # the top-up, independently: the largest |x_j^T y| on the centred block among the rest
+        Xc, yc = X[rows] - X[rows].mean(axis=0), y[rows] - y[rows].mean()
+        corr = np.abs(Xc.T @ yc)
+        rest = [j for j in np.argsort(-corr, kind="stable") if j not in set(own)]
+        assert set(np.flatnonzero(votes[b])) == set(own) | set(rest[:s - len(own)])
+    if alpha == 50.0:
+        assert votes.sum() == 20 * s  # the Lasso kept nothing: every vote came from the top-up
+    # a block with no signal at all (y constant): ties broken by the smaller index
+    assert np.array_equal(top_up(np.empty(0, dtype=np.int64), X[:30], np.ones(30), 3), [0, 1, 2])
+
+
+def test_runner_gives_sampagg_unclipped_data(monkeypatch):
+    from dpbench.runner.execute import RunConfig, plan, run_trial
+    from dpbench_plugins.selectors.exhaustive import Exhaustive
+
+    seen = {}
+
+    def spy(cls, orig):
+        def prepare(self, trial, rng):
+            seen[cls.name] = float(np.abs(trial.problem.X).max())
+            return orig(self, trial, rng)
+        return prepare
+
+    monkeypatch.setattr(SampAgg, "prepare", spy(SampAgg, SampAgg.prepare))
+    monkeypatch.setattr(Exhaustive, "prepare", spy(Exhaustive, Exhaustive.prepare))
+    cfg = RunConfig(methods=["sampagg", "exhaustive"], data=[{"generator": "toeplitz", "n": 100, "p": 8, "s": 2}],
+                    trials=1, draws=2)
+    rows = run_trial(cfg, plan(cfg)[0])
+    assert all(r["status"] == "ok" for r in rows)
+    assert seen["exhaustive"] == 0.5 and seen["sampagg"] > 1.0  # clipped at b_x = 0.5 / raw Gaussian
+    assert SampAgg.preprocessing == "none" and Exhaustive.preprocessing == "clip"
 
 
 # --------------------------------------------------------------------------- generators

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..base import PREPROCESSING
 from ..trial import DEFAULT_LAM, Trial
 from ..errors import UserInputError
 from ..privacy.exponential import check_epsilon
@@ -283,9 +284,21 @@ def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
     error here belongs to this trial. Only ``KeyboardInterrupt`` stops the run.
     """
     problem = make_problem(cfg, task.setting, task.trial)
-    trial = Trial(problem.clipped(cfg.b_x, cfg.b_y), b_x=cfg.b_x, b_y=cfg.b_y, r=cfg.r, lam=cfg.lam,
-                  sensitivity_kind=cfg.sensitivity, solver=cfg.solver, solver_params=dict(cfg.solver_params),
-                  dp_delta=cfg.delta)
+    trials = {}
+
+    def trial_for(preprocessing: str) -> Trial:
+        """The trial's data as a selector's declared preprocessing needs it (one Trial per kind)."""
+        if preprocessing not in trials:
+            if preprocessing not in PREPROCESSING:
+                raise UserInputError(f"a selector declares preprocessing {preprocessing!r}; "
+                                     f"known: {', '.join(PREPROCESSING)}")
+            data = problem.clipped(cfg.b_x, cfg.b_y) if preprocessing == "clip" else problem
+            trials[preprocessing] = Trial(data, b_x=cfg.b_x, b_y=cfg.b_y, r=cfg.r, lam=cfg.lam,
+                                          sensitivity_kind=cfg.sensitivity, solver=cfg.solver,
+                                          solver_params=dict(cfg.solver_params), dp_delta=cfg.delta)
+        return trials[preprocessing]
+
+    trial = trial_for("clip")
     ref = reference_support(cfg, problem, trial)
     skey = _canon(task.setting)
     base = {
@@ -297,6 +310,7 @@ def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
     for method, epsilons in task.jobs:
         cls = registry().selector(method)
         selector = cls(**cfg.method_params.get(method, {}))
+        trial = trial_for(getattr(cls, "preprocessing", "clip"))
         meta = {**base, "method": method, "label": method, "config": method_config(cfg, method),
                 "dp_type": cls.dp_type, "neighbouring": cls.neighbouring}
         t0 = time.perf_counter()
