@@ -91,3 +91,12 @@ def test_bad_settings_raise_user_errors(params):
     base = dict(n=20, p=10, s=3)
     with pytest.raises(UserInputError):
         Toeplitz(**{**base, **params}).generate(np.random.default_rng(0))
+
+
+def test_toeplitz_support_placement_of_the_released_code():
+    """first = 1 puts the support at 0-based 1, 3, 5, 7, 9 (the authors' bss_neurips.py)."""
+    prob = Toeplitz(n=50, p=100, s=5, first=1).generate(np.random.default_rng(0))
+    np.testing.assert_array_equal(prob.true_support, [1, 3, 5, 7, 9])
+    assert Toeplitz(n=20, p=10, s=5, first=1).generate(np.random.default_rng(0)).true_support[-1] == 9
+    with pytest.raises(UserInputError, match="first"):
+        Toeplitz(n=20, p=9, s=5, first=1).generate(np.random.default_rng(0))

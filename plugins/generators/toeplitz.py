@@ -1,8 +1,9 @@
 """Generator ``toeplitz``: the simulation design of the NeurIPS 2025 / ICLR-workshop papers.
 
 design.md section 8: rows of X are N(0, Sigma) with Sigma_ij = rho^|i-j|, the true
-coefficients are beta*_j = 1/sqrt(s) on the s spread-out (1-based) indices 1, 3, ..., 2s-1,
-and the noise is rescaled so that ||X beta*||^2 / ||e||^2 equals the SNR exactly.
+coefficients are beta*_j = 1/sqrt(s) on the s spread-out 0-based indices
+``first, first + 2, ..., first + 2(s - 1)`` (``first = 0`` by default: 1-based 1, 3, ..., 2s-1;
+the authors' released NeurIPS code uses ``first = 1``, i.e. 0-based 1, 3, 5, 7, 9), and the noise is rescaled so that ||X beta*||^2 / ||e||^2 equals the SNR exactly.
 """
 
 import numpy as np
@@ -41,6 +42,8 @@ class Toeplitz(Generator):
         "s": Param(3, "sparsity level", int),
         "rho": Param(0.1, "correlation rho of Sigma_ij = rho^|i-j|", float),
         "snr": Param(5.0, "signal-to-noise ratio ||X beta*||^2 / ||e||^2", float),
+        "first": Param(0, "0-based index of the first true feature; the support is first, first+2, ..., "
+                          "first+2(s-1) (1 = the authors' released NeurIPS code)", int),
     }
 
     def generate(self, rng):
@@ -48,15 +51,17 @@ class Toeplitz(Generator):
         n, p, s, snr = c["n"], c["p"], c["s"], c["snr"]
         if not 1 <= s < p:
             raise UserInputError(f"sparsity level s = {s} must satisfy 1 <= s < p = {p}")
-        if 2 * s - 1 > p:
-            raise UserInputError(f"toeplitz puts the support on indices 1,3,..,2s-1 = {2 * s - 1}; "
-                                 f"need p >= 2s - 1 (got p = {p}, s = {s})")
+        first = c["first"]
+        last = first + 2 * (s - 1)
+        if first < 0 or last >= p:
+            raise UserInputError(f"toeplitz puts the support on 0-based indices {first}, {first + 2}, .., {last}; "
+                                 f"need 0 <= first and first + 2(s - 1) < p (got p = {p}, s = {s}, first = {first})")
         if n < 2:
             raise UserInputError(f"n = {n}: need at least 2 rows")
         if not snr > 0:
             raise UserInputError(f"snr = {snr} must be positive")
         X = toeplitz_rows(rng, n, p, c["rho"])
-        support = np.arange(0, 2 * s, 2)
+        support = np.arange(first, last + 1, 2)
         signal = X[:, support].sum(axis=1) / np.sqrt(s)
         y = add_noise_at_snr(rng, signal, snr)
         return Problem(X, y, s, true_support=support, name=self.name, provenance=self.setting())
