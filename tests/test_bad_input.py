@@ -97,7 +97,7 @@ def test_export_to_a_directory(tmp_path, capsys):
 
 
 def test_a_size_that_cannot_fit_is_refused_before_allocating(tmp_path, capsys):
-    line = one_error(capsys, "compare", "--methods", "mcmc", "--p", "10000000", "--n", "800",
+    line = one_error(capsys, "compare", "--methods", "dpsis", "--p", "10000000", "--n", "800",
                      "--out", str(tmp_path / "r.db"))
     assert "GiB" in line and "--p" in line
 
