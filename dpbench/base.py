@@ -10,6 +10,7 @@ reuse one preparation.
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
@@ -145,7 +146,8 @@ class Draws:
     Parameters
     ----------
     supports : ndarray of shape (n_draws, s), int64
-        One sorted support per draw.
+        One support per draw: s distinct column indices in ``[0, p)``, sorted ascending.
+        Always valid, also when ``certified`` is False (never placeholder rows such as -1).
     certified : bool
         False when the mechanism's guarantee could not be established (for example a top-R
         list that is not provably exact); such outputs are never reported as private.
@@ -153,7 +155,8 @@ class Draws:
         The privacy loss actually guaranteed when it differs from the requested epsilon
         (finite T in top-R, Theorem 1 of behdin2024).
     delta : float
-        The delta of an approximate (epsilon, delta) guarantee, 0 for pure DP.
+        The DP delta of an approximate (epsilon, delta) guarantee, 0 for pure DP, NaN when
+        not known (never 0 for an unknown delta).
     no_guarantee : str, optional
         Set when the mechanism ran but its guarantee does not hold for this trial: a short
         reason such as ``"gap condition failed"`` or ``"mixing not established"``. The row
@@ -214,25 +217,100 @@ def has_guarantee(guarantee: str | None) -> bool:
     return bool(guarantee) and not str(guarantee).startswith(NO_GUARANTEE)
 
 
-class Selector(Configurable):
-    """A (differentially private) variable-selection method.
+class Memo(dict):
+    """The one mutable part a selector's ``prepared`` may hold: a memo of pure functions.
 
-    Subclasses set ``name``, ``summary``, ``dp_type`` (one of :data:`DP_TYPES`),
-    ``neighbouring`` (``"replace-one"`` for every built-in), ``reference`` (the paper) and
-    ``params``, and implement :meth:`prepare` and :meth:`draw`. Selectors whose output
-    distribution is known in closed form also implement :meth:`log_prob`.
+    ``prepare`` returns a read-only object, but recomputing a per-epsilon normaliser on
+    every :meth:`Selector.draw` / :meth:`Selector.log_prob` call is wasteful. A ``Memo``
+    (a plain dict) inside ``prepared`` may gain entries during ``draw`` / ``log_prob``,
+    provided each entry is a deterministic function of its key (e.g. epsilon) and of the
+    rest of ``prepared``: the outputs must be exactly those of a fresh ``prepare``.
+    :func:`dpbench.testing.check_selector` leaves ``Memo`` contents out of its
+    "``prepared`` not mutated" comparison and checks the second condition instead.
+    """
+
+
+#: Value of :attr:`Selector.output_law` for a selector that samples exactly the exponential
+#: mechanism on the shared score over all C(p, s) supports, P(S) ∝ exp(-ε R(S, D) / (2 Δ))
+#: (McSherry & Talwar 2007; design.md 4.1). :func:`dpbench.testing.check_selector` then
+#: compares its ``log_prob`` with a brute-force reference.
+EXPONENTIAL_MECHANISM = "exponential-mechanism"
+
+
+class Selector(Configurable, abc.ABC):
+    """A (differentially private) variable-selection method: the contract of a selector plugin.
+
+    A subclass declares the class attributes below and implements :meth:`draw` (and
+    usually :meth:`prepare`; :meth:`log_prob` when its output law is known in closed
+    form). :func:`dpbench.testing.check_selector` checks an implementation against this
+    contract; run it in the plugin's own tests.
+
+    Attributes
+    ----------
+    name : str
+        Unique, non-empty name (``--methods name``).
+    summary : str
+        One line for ``dpbench list``.
+    dp_type : {"pure", "approximate", "none"}
+        The guarantee the mechanism gives when its output is certified (:data:`DP_TYPES`).
+        Must be declared by every subclass (the base leaves it None and registration
+        refuses a selector without it): a forgotten declaration must never read as "pure".
+    neighbouring : str
+        The neighbouring relation the guarantee is calibrated to (:data:`REPLACE_ONE` for
+        every built-in, the default).
+    reference : str
+        The paper / algorithm implemented.
+    params : dict of str to Param
+        Declared parameters; values arrive validated in ``self.config``.
+    uses_oracle : bool
+        True if :meth:`prepare` calls the best-subset oracle (``trial.oracle()``), so the
+        run checks its solver before the first trial.
+    output_law : str or None
+        :data:`EXPONENTIAL_MECHANISM` when the output law is exactly the exponential
+        mechanism on the shared score over all supports (``exhaustive``); None otherwise.
+
+    Notes
+    -----
+    **Supports.** Every support is an int64 array of s distinct column indices in
+    ``[0, p)``, sorted ascending; a batch has shape ``(n_draws, s)``.
+
+    **Randomness.** All randomness comes from the ``rng`` argument (a
+    :class:`numpy.random.Generator`): no global state (``np.random.*``, ``random``), no
+    clock, no process id. The same trial, parameters and rng seed give the same output,
+    whatever the machine load; limits that decide a result are work counts, not seconds.
+
+    **Mutability.** ``prepared`` (the return value of :meth:`prepare`) is read-only
+    after ``prepare``: the runner passes the same object to :meth:`draw` for every
+    epsilon and to :meth:`log_prob`. Mutating it would make a row depend on which
+    epsilons ran before it (so on resume history); the only exception is a
+    :class:`Memo` inside it. The trial and its data are read-only too; the trial's
+    shared work goes through ``trial.shared`` / ``trial.oracle``.
+
+    **Errors.** Raise :class:`dpbench.errors.UserInputError` only for bad configuration
+    detectable before any data is seen (in ``__init__``, or in ``prepare`` for a
+    parameter incompatible with the data's (n, p, s)): the runner stops the run with a
+    one-line message. Anything else raised by :meth:`prepare` or :meth:`draw` during a
+    trial is recorded as a *failed* row for that (trial, epsilon) with the error message,
+    and the run goes on with the other methods and trials.
+
+    **Certification.** When the guarantee cannot be established for a trial (an oracle
+    call not certified optimal, a top-R list not provably exact), :meth:`draw` still
+    returns ``n_draws`` valid supports (the best it has) with ``Draws.certified=False``;
+    the row is then reported as uncertified, never as private. Placeholder rows (``-1``,
+    repeated indices) are a contract violation; if there is no support to return, raise
+    (the row is failed).
     """
 
     kind: ClassVar[str] = "selector"
-    dp_type: ClassVar[str] = "pure"
+    dp_type: ClassVar[str | None] = None
     neighbouring: ClassVar[str] = REPLACE_ONE
     reference: ClassVar[str] = ""
-    #: True if the selector calls the best-subset oracle (so the run's solver is checked up front).
     uses_oracle: ClassVar[bool] = False
     #: Data preprocessing the selector's guarantee needs (:data:`PREPROCESSING`): ``"clip"``
     #: (X, y clipped to b_x, b_y, which bounds the score's sensitivity) or ``"none"`` (the
     #: guarantee holds on raw data, e.g. bounded votes); the runner builds the trial data from it.
     preprocessing: ClassVar[str] = "clip"
+    output_law: ClassVar[str | None] = None
 
     def check_setting(self, p: int, s: int) -> None:
         """Refuse, before the first trial, a problem size this selector cannot handle.
@@ -253,16 +331,84 @@ class Selector(Configurable):
         """
 
     def prepare(self, trial: Trial, rng: np.random.Generator) -> Any:
-        """Epsilon-independent work for one trial (enumeration, oracle calls, ...)."""
+        """Epsilon-independent work for one trial (enumeration, oracle calls, ...).
+
+        Called once per trial and selector, before any :meth:`draw`.
+
+        Parameters
+        ----------
+        trial : Trial
+            The clipped data and the privacy setup (``trial.s``, ``trial.p``,
+            ``trial.score``, ``trial.oracle()``); read-only.
+        rng : numpy.random.Generator
+            The only source of randomness (may be None for deterministic preparations
+            called outside the runner).
+
+        Returns
+        -------
+        object
+            Anything :meth:`draw` and :meth:`log_prob` need; read-only from now on
+            (except a :class:`Memo`). The default returns None.
+
+        Raises
+        ------
+        UserInputError
+            A parameter incompatible with this data (stops the run).
+        Exception
+            Anything else: the trial's rows for this selector are recorded as failed.
+        """
         return None
 
+    @abc.abstractmethod
     def draw(self, trial: Trial, prepared: Any, epsilon: float, n_draws: int,
              rng: np.random.Generator) -> Draws:
-        """Return ``n_draws`` private supports for privacy parameter ``epsilon``."""
-        raise NotImplementedError
+        """Return ``n_draws`` independent private supports for privacy parameter ``epsilon``.
+
+        Parameters
+        ----------
+        trial : Trial
+            The same trial as in :meth:`prepare`.
+        prepared : object
+            The return value of :meth:`prepare` for this trial; must not be mutated.
+        epsilon : float
+            Privacy parameter ε > 0 (finite).
+        n_draws : int
+            Number of supports, >= 1.
+        rng : numpy.random.Generator
+            The only source of randomness.
+
+        Returns
+        -------
+        Draws
+            ``supports`` of shape ``(n_draws, s)``, int64, each row sorted ascending with
+            distinct indices in ``[0, p)``; ``certified=False`` when the guarantee does
+            not hold for this trial (the supports must still be valid).
+
+        Raises
+        ------
+        Exception
+            Recorded as a failed row for this (trial, epsilon).
+        """
 
     def log_prob(self, trial: Trial, prepared: Any, epsilon: float, support) -> float | None:
-        """Exact log-probability that :meth:`draw` outputs ``support``, or None if unknown."""
+        """Exact natural-log probability that :meth:`draw` outputs ``support``, or None.
+
+        Parameters
+        ----------
+        trial, prepared, epsilon
+            As in :meth:`draw`; ``prepared`` must not be mutated.
+        support : array_like of int
+            s distinct column indices, in any order.
+
+        Returns
+        -------
+        float or None
+            ``log P(draw returns support)`` (``-inf`` for an impossible support, 0.0 for a
+            certain one), exact up to floating-point rounding, summing (in probability)
+            to 1 over all C(p, s) supports; None when the law is not known in closed
+            form (the default) or not for this trial (e.g. uncertified). Never an
+            approximation.
+        """
         return None
 
     @classmethod
@@ -276,17 +422,37 @@ class Selector(Configurable):
 # --------------------------------------------------------------------------- data
 
 
-class Generator(Configurable):
+class Generator(Configurable, abc.ABC):
     """A simulation design: draws a :class:`Problem` (with its true support) from an rng.
 
-    ``params`` must include every argument of :meth:`generate` (typically n, p, s, ...).
+    ``params`` (a dict of :class:`Param`) must include every quantity that determines the
+    distribution of the data (typically n, p, s, snr, ...): :meth:`setting` keys the
+    random streams and the stored rows by them. Checked by
+    :func:`dpbench.testing.check_generator`.
     """
 
     kind: ClassVar[str] = "generator"
 
+    @abc.abstractmethod
     def generate(self, rng: np.random.Generator) -> Problem:
-        """Draw one data set using ``self.config``."""
-        raise NotImplementedError
+        """Draw one data set using ``self.config``.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The only source of randomness: the same seed gives the same data, bit for bit.
+
+        Returns
+        -------
+        Problem
+            ``X`` of shape (n, p) and ``y`` of shape (n,), float64, finite, with
+            ``s`` and ``true_support`` (int64, shape (s,), sorted, distinct, in ``[0, p)``).
+
+        Raises
+        ------
+        UserInputError
+            Parameters that describe no valid design (s >= p, rho outside (-1, 1), ...).
+        """
 
     def setting(self) -> dict:
         """The parameters that determine the distribution of the data (for seeding/keys)."""
@@ -303,11 +469,11 @@ class DatasetArrays:
     target_name: str | None = None
 
 
-class Dataset:
+class Dataset(abc.ABC):
     """A real data set shipped with a plugin, with provenance.
 
-    Subclasses set ``name``, ``summary``, ``provenance`` (source, version, citation,
-    licence, sha256) and implement :meth:`load`.
+    Subclasses set ``name`` (unique, non-empty), ``summary``, ``provenance`` (a dict:
+    source, version, citation, licence, sha256) and implement :meth:`load`.
     """
 
     kind: ClassVar[str] = "dataset"
@@ -316,8 +482,21 @@ class Dataset:
     provenance: ClassVar[dict] = {}
     params: ClassVar[dict] = {}
 
+    @abc.abstractmethod
     def load(self) -> DatasetArrays:
-        raise NotImplementedError
+        """Read the data (deterministic, no randomness).
+
+        Returns
+        -------
+        DatasetArrays
+            ``X`` of shape (n, p), float64, finite; ``y`` of shape (n,) or None;
+            ``feature_names`` of length p.
+
+        Raises
+        ------
+        UserInputError
+            A missing or corrupted file (name the file and the checksum that failed).
+        """
 
     @classmethod
     def describe(cls) -> dict:
@@ -368,8 +547,13 @@ class OracleResult:
         return self.status in ("optimal", "infeasible")
 
 
-class OracleSession:
+class OracleSession(abc.ABC):
     """Best-support oracle bound to one data set; keeps what it learns across calls.
+
+    Returned by :meth:`Solver.session` and shared by every selector of a trial
+    (``trial.oracle()``); it may keep state (cuts, incumbents) across calls, but each
+    answer must depend only on the call's arguments, not on earlier calls, except through
+    certified facts. Checked against brute force by :func:`dpbench.testing.check_solver`.
 
     ``solve`` minimises R(S, D) over supports of size s subject to:
 
@@ -384,19 +568,49 @@ class OracleSession:
         self.score = score
         self.s = s
 
+    @abc.abstractmethod
     def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(),
               time_limit: float | None = None, gap_tol: float = 1e-6) -> OracleResult:
-        raise NotImplementedError
+        """The feasible support of smallest score R(S, D) (ties: any of them).
 
+        Parameters
+        ----------
+        exclude : array_like of shape (m, s), int
+            Supports that may not be returned (sorted rows).
+        overlap : tuple (S0, k), optional
+            Require ``|S ∩ S0| = k`` exactly.
+        fixed_in, fixed_out : array_like of int
+            Columns forced in / out.
+        time_limit : float, optional
+            Seconds; when hit the answer is uncertified (``status="time_limit"``).
+        gap_tol : float
+            Relative optimality gap accepted as ``"optimal"``.
+
+        Returns
+        -------
+        OracleResult
+            ``support`` int64 of shape (s,), sorted (or None), ``objective`` from the shared
+            score, a valid ``lower_bound``; ``status="optimal"`` only when proven.
+
+        Raises
+        ------
+        UserInputError
+            Inconsistent constraints given by the caller (index out of range, ...).
+        SolverLimitError
+            The backend refuses the model (licence size limit, missing solver).
+        """
+
+    @abc.abstractmethod
     def supports_below(self, threshold: float, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(),
                        time_limit: float | None = None, max_count: int = 2_000_000, rank: int | None = None,
                        known_scores=()) -> "ThresholdResult":
         """Every feasible support with score <= a threshold (see :class:`ThresholdResult`).
 
         The feasible set is that of :meth:`solve` (overlap, fixed sets, excluded supports).
-        The default implementation is :func:`supports_below_by_calls` (repeated :meth:`solve`
-        calls with no-good cuts, one per returned support); backends override it with a
-        direct enumeration (``dpbench.oracle.OASession``: threshold branch and bound).
+        A backend without a direct enumeration inherits
+        :class:`dpbench.oracle.threshold.ThresholdByCalls` (repeated :meth:`solve` calls with
+        no-good cuts, one per returned support); ``dpbench.oracle.OASession`` enumerates
+        directly (threshold branch and bound).
 
         Parameters
         ----------
@@ -419,14 +633,7 @@ class OracleSession:
         Returns
         -------
         ThresholdResult
-
-        Notes
-        -----
-        A backend without a direct enumeration inherits
-        :class:`dpbench.oracle.threshold.ThresholdByCalls`, which answers with repeated
-        :meth:`solve` calls and no-good cuts.
         """
-        raise NotImplementedError
 
 
 @dataclass
@@ -474,27 +681,32 @@ class ThresholdResult:
         return iter((self.supports, self.scores, self.certified, self.lower_bound))
 
 
-class Solver(Configurable):
+class Solver(Configurable, abc.ABC):
     """A best-subset oracle backend (design.md section 5).
 
-    Subclasses implement :meth:`session`; ``handles_lam_zero`` says whether the backend
-    accepts Lambda = 0.
+    Subclasses set ``name``, ``summary``, ``params`` and implement :meth:`session`;
+    ``handles_lam_zero`` says whether the backend accepts Lambda = 0. A backend that
+    cannot run on this machine (missing licence or executable) raises
+    :class:`dpbench.errors.SolverLimitError` from :meth:`session`.
     """
 
     kind: ClassVar[str] = "solver"
     handles_lam_zero: ClassVar[bool] = False
 
+    @abc.abstractmethod
     def session(self, score: RidgeScore, s: int) -> OracleSession:
-        raise NotImplementedError
+        """An oracle session for the shared score ``score`` and sparsity level ``s``.
+
+        Raises
+        ------
+        UserInputError
+            Settings the backend cannot handle (e.g. Lambda = 0), naming an alternative.
+        SolverLimitError
+            The backend is unavailable or refuses the model size.
+        """
 
     @classmethod
     def describe(cls) -> dict:
         d = super().describe()
         d["handles_lam_zero"] = cls.handles_lam_zero
         return d
-
-
-def check_dp_type(cls) -> None:
-    """Raise if a selector class declares no valid DP type (used when registering)."""
-    if getattr(cls, "dp_type", None) not in DP_TYPES:
-        raise UserInputError(f"selector {cls.__name__} declares dp_type={cls.dp_type!r}; use one of {DP_TYPES}")

@@ -19,6 +19,10 @@ and in that module::
     @hookimpl
     def dpbench_selectors():
         return [MySelector]
+
+A misspelled hook (``dpbench_selector``) is not silently ignored: the plugin manager runs
+pluggy's ``check_pending`` and warns once, naming the plugin's distribution, and skips
+that plugin; the other plugins still load.
 """
 
 import pluggy
@@ -29,23 +33,105 @@ hookimpl = pluggy.HookimplMarker("dpbench")
 
 @hookspec
 def dpbench_selectors():
-    """Return a list of :class:`dpbench.base.Selector` subclasses this plugin provides.
+    """Return the :class:`dpbench.base.Selector` subclasses this plugin provides.
 
-    Each declares ``name``, ``dp_type`` ("pure", "approximate" or "none"),
-    ``neighbouring`` and its ``params``.
+    Called once per process, when the plugin registry is first built (``dpbench list``,
+    ``dpbench compare``, :func:`dpbench.plugin_manager.registry`); the classes are
+    instantiated later, once per run, with the user's ``--param`` values.
+
+    Returns
+    -------
+    list of type
+        Classes, not instances. Each must subclass :class:`dpbench.base.Selector`, have a
+        non-empty ``name`` unique among all installed selectors, declare ``dp_type`` (one
+        of :data:`dpbench.base.DP_TYPES`) and ``neighbouring``, and declare ``params`` as
+        a dict of :class:`dpbench.base.Param`. A class failing these checks is skipped
+        with one warning naming the plugin's distribution; the others still load.
+
+    Examples
+    --------
+    ::
+
+        from dpbench import Draws, Selector, hookimpl
+        from dpbench.supports import uniform_supports
+
+        class Uniform(Selector):
+            name = "uniform"
+            summary = "uniformly random support"
+            dp_type = "pure"
+
+            def draw(self, trial, prepared, epsilon, n_draws, rng):
+                return Draws(uniform_supports(rng, trial.p, trial.s, n_draws))
+
+        @hookimpl
+        def dpbench_selectors():
+            return [Uniform]
+
+    Check the class with :func:`dpbench.testing.check_selector` in the plugin's tests.
     """
 
 
 @hookspec
 def dpbench_generators():
-    """Return a list of :class:`dpbench.base.Generator` subclasses (simulation designs)."""
+    """Return the :class:`dpbench.base.Generator` subclasses (simulation designs) provided.
+
+    Called once per process when the registry is built. Each class has a unique
+    non-empty ``name`` and declares as ``params`` every quantity its distribution depends
+    on (n, p, s, ...); see :func:`dpbench.testing.check_generator`.
+
+    Returns
+    -------
+    list of type
+
+    Examples
+    --------
+    ::
+
+        @hookimpl
+        def dpbench_generators():
+            return [MyDesign]   # dpbench compare --generator my-design --p 50
+    """
 
 
 @hookspec
 def dpbench_solvers():
-    """Return a list of :class:`dpbench.base.Solver` subclasses (best-subset oracles)."""
+    """Return the :class:`dpbench.base.Solver` subclasses (best-subset oracles) provided.
+
+    Called once per process when the registry is built. A backend whose software is not
+    installed should still be returned: its :meth:`~dpbench.base.Solver.session` raises
+    :class:`dpbench.errors.SolverLimitError` naming what is missing, so ``dpbench list``
+    shows it. See :func:`dpbench.testing.check_solver`.
+
+    Returns
+    -------
+    list of type
+
+    Examples
+    --------
+    ::
+
+        @hookimpl
+        def dpbench_solvers():
+            return [MyMIPBackend]   # dpbench compare --solver my-mip
+    """
 
 
 @hookspec
 def dpbench_datasets():
-    """Return a list of :class:`dpbench.base.Dataset` subclasses (real data with provenance)."""
+    """Return the :class:`dpbench.base.Dataset` subclasses (real data with provenance) provided.
+
+    Called once per process when the registry is built; :meth:`~dpbench.base.Dataset.load`
+    runs only when a run names the data set, so returning a class must not read its file.
+
+    Returns
+    -------
+    list of type
+
+    Examples
+    --------
+    ::
+
+        @hookimpl
+        def dpbench_datasets():
+            return [MyExpressionData]   # dpbench compare --dataset my-expression --s 5
+    """

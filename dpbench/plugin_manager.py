@@ -1,15 +1,24 @@
-"""The one plugin manager: loads every ``dpbench`` entry point and indexes what they provide."""
+"""The one plugin manager: loads every ``dpbench`` entry point and indexes what they provide.
+
+Every plugin is checked when the registry is built, and a faulty one is skipped with one
+warning naming its distribution while the others still load: a module that fails to
+import, a hook name with no specification (pluggy's ``check_pending``: a misspelled
+``dpbench_selector``), a hook that raises, and each returned class that breaks the contract
+of :mod:`dpbench.base` (:func:`check_plugin_class`).
+"""
 
 from __future__ import annotations
 
+import difflib
 import importlib.metadata
 import warnings
 from dataclasses import dataclass
+from typing import Iterable
 
 import pluggy
 
 from . import hookspecs
-from .base import check_dp_type
+from .base import DP_TYPES, Dataset, Generator, Param, Selector, Solver
 from .errors import UnknownNameError
 
 ENTRY_POINT_GROUP = "dpbench"
@@ -19,6 +28,47 @@ KINDS = {
     "solver": "dpbench_solvers",
     "dataset": "dpbench_datasets",
 }
+BASES = {"selector": Selector, "generator": Generator, "solver": Solver, "dataset": Dataset}
+
+
+def check_plugin_class(kind: str, obj) -> None:
+    """Check one class a plugin returned for ``kind`` against the contract of :mod:`dpbench.base`.
+
+    Parameters
+    ----------
+    kind : {"selector", "generator", "solver", "dataset"}
+    obj : object
+        What the plugin's hook returned in its list.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` is not a subclass of the kind's base class (:data:`BASES`), is abstract
+        (a method of the contract is not implemented), or declares ``params`` that are not
+        a dict of :class:`dpbench.base.Param`.
+    ValueError
+        Empty ``name``; for a selector, a ``dp_type`` outside :data:`dpbench.base.DP_TYPES`
+        (including none declared) or no ``neighbouring`` relation.
+    """
+    base = BASES[kind]
+    if not (isinstance(obj, type) and issubclass(obj, base)):
+        raise TypeError(f"{obj!r} is not a subclass of dpbench.base.{base.__name__}")
+    label = f"{kind} class {obj.__qualname__}"
+    missing = sorted(getattr(obj, "__abstractmethods__", ()))
+    if missing:
+        raise TypeError(f"{label} does not implement {', '.join(missing)}")
+    if not isinstance(obj.name, str) or not obj.name.strip():
+        raise ValueError(f"{label} has no name; set the class attribute name = '...'")
+    params = getattr(obj, "params", {})
+    if not isinstance(params, dict) or not all(isinstance(v, Param) for v in params.values()):
+        raise TypeError(f"{label} ({obj.name!r}): params must be a dict of dpbench.base.Param")
+    if kind == "selector":
+        if obj.dp_type not in DP_TYPES:
+            raise ValueError(f"selector {obj.name!r} declares dp_type={obj.dp_type!r}; "
+                             f"set dp_type to one of {', '.join(DP_TYPES)}")
+        if not isinstance(obj.neighbouring, str) or not obj.neighbouring.strip():
+            raise ValueError(f"selector {obj.name!r} declares no neighbouring relation; "
+                             "set neighbouring = 'replace-one' (or the relation its guarantee uses)")
 
 
 @dataclass(frozen=True)
@@ -39,20 +89,26 @@ class Registry:
         self.entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         for kind, hook_name in KINDS.items():
             hook = getattr(pm.hook, hook_name)
-            # Call implementations one by one (reverse of pluggy's LIFO order, i.e. in
-            # registration order) to know which plugin provided what.
-            for impl in reversed(hook.get_hookimpls()):
+            # Call implementations one by one, to know which plugin provided what, in
+            # registration order (get_hookimpls lists them so; pluggy *calls* them LIFO), so
+            # that of two classes with one name the first registered is kept.
+            for impl in hook.get_hookimpls():
                 plugin_name = pm.get_name(impl.plugin) or impl.plugin_name
                 dist = distributions.get(plugin_name, "(not installed)")
                 try:
-                    objs = impl.function() or []
-                    for obj in objs:
-                        if kind == "selector":
-                            check_dp_type(obj)
-                        self._add(kind, obj, plugin_name, dist)
+                    objs = list(impl.function() or [])
                 except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the others
                     warnings.warn(f"dpbench plugin {plugin_name!r} (distribution {dist}) failed in "
                                   f"{hook_name}: {type(exc).__name__}: {exc}", stacklevel=2)
+                    continue
+                for obj in objs:
+                    try:
+                        check_plugin_class(kind, obj)
+                    except (TypeError, ValueError) as exc:
+                        warnings.warn(f"dpbench plugin {plugin_name!r} (distribution {dist}): {kind} "
+                                      f"ignored: {exc}", stacklevel=2)
+                        continue
+                    self._add(kind, obj, plugin_name, dist)
 
     def _add(self, kind, obj, plugin, dist):
         name = obj.name
@@ -100,16 +156,36 @@ class Registry:
 _REGISTRY: Registry | None = None
 
 
-def get_plugin_manager() -> tuple[pluggy.PluginManager, dict[str, str]]:
+def get_plugin_manager(extra: Iterable[tuple[str, object, str]] = (), entry_points: bool = True,
+                       ) -> tuple[pluggy.PluginManager, dict[str, str]]:
     """A fresh plugin manager with every ``dpbench`` entry point loaded.
 
-    An entry point that fails to import produces one warning naming its distribution and
-    the error; the others still load.
+    An entry point that fails to import, or whose hooks pluggy refuses (a hook name with
+    no specification, found by ``check_pending``; arguments a specification does not
+    have), produces one warning naming its distribution and the error, and is left out;
+    the others still load.
+
+    Parameters
+    ----------
+    extra : iterable of (name, module, distribution)
+        Plugin objects (modules with ``@hookimpl`` functions) registered in addition,
+        without installing a package; ``distribution`` is the label warnings and
+        ``dpbench list`` show. For tests of plugins: see :func:`build_registry`.
+    entry_points : bool
+        Load the installed ``dpbench`` entry points (False: only ``extra``).
+
+    Returns
+    -------
+    pm : pluggy.PluginManager
+    distributions : dict of str to str
+        Plugin name -> distribution label.
     """
     pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
     pm.add_hookspecs(hookspecs)
     dists: dict[str, str] = {}
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for name, module, dist in extra:
+        _register(pm, dists, module, name, dist)
+    for ep in (importlib.metadata.entry_points(group=ENTRY_POINT_GROUP) if entry_points else ()):
         dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist else "(unknown distribution)"
         if pm.get_plugin(ep.name) is not None:
             continue  # the same entry point seen twice (e.g. two installs on sys.path)
@@ -120,9 +196,67 @@ def get_plugin_manager() -> tuple[pluggy.PluginManager, dict[str, str]]:
                           f"{type(exc).__name__}: {exc}", stacklevel=2)
             continue
         if not pm.is_registered(module):
-            pm.register(module, name=ep.name)
-            dists[ep.name] = dist
+            _register(pm, dists, module, ep.name, dist)
+    _check_pending(pm, dists)
     return pm, dists
+
+
+def _register(pm, dists, module, name, dist) -> None:
+    try:
+        pm.register(module, name=name)
+    except pluggy.PluginValidationError as exc:
+        warnings.warn(f"dpbench plugin {name!r} from distribution {dist} ignored: {exc}", stacklevel=3)
+        return
+    dists[name] = dist
+
+
+def _check_pending(pm: pluggy.PluginManager, dists: dict[str, str]) -> None:
+    """pluggy's ``check_pending`` until it passes, dropping each plugin it names, with a warning.
+
+    ``check_pending`` raises at the first implementation of a hook that has no
+    specification (a misspelled hook would otherwise register silently and never run).
+    """
+    specs = sorted(KINDS.values())
+    while True:
+        try:
+            pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            plugin = exc.plugin
+            name = pm.get_name(plugin)
+            dist = dists.pop(name, "(unknown distribution)")
+            unknown = sorted(h for h in dir(plugin) if h.startswith("dpbench") and h not in specs
+                             and callable(getattr(plugin, h)) and pm.parse_hookimpl_opts(plugin, h))
+            hints = [f"{h!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(h, specs, n=1))
+                     else repr(h) for h in unknown]
+            warnings.warn(f"dpbench plugin {name!r} from distribution {dist} ignored: it defines unknown "
+                          f"hook {', '.join(hints) or exc}; the hooks are {', '.join(specs)}", stacklevel=3)
+            pm.unregister(plugin)
+
+
+def build_registry(plugins: Iterable[tuple[str, object, str]] = (), entry_points: bool = True) -> "Registry":
+    """A new :class:`Registry` with ``plugins`` registered in-process (the global one is untouched).
+
+    For tests of plugins: the same checks as for an installed package run, without
+    building and installing one.
+
+    Parameters
+    ----------
+    plugins : iterable of (name, module, distribution)
+        Plugin modules (objects with ``@hookimpl`` functions), their plugin names and
+        the distribution label that warnings name.
+    entry_points : bool
+        Also load the installed ``dpbench`` entry points.
+
+    Examples
+    --------
+    >>> import types
+    >>> from dpbench.plugin_manager import build_registry
+    >>> reg = build_registry([("mine", types.ModuleType("mine"), "my-dist 0.1")], entry_points=False)
+    >>> reg.names("selector")
+    []
+    """
+    return Registry(*get_plugin_manager(plugins, entry_points))
 
 
 def registry(refresh: bool = False) -> Registry:

@@ -1,24 +1,21 @@
 """Selector ``exhaustive`` (design.md 4.1): exact probabilities and exact sampling.
 
-The reference distribution is built here by brute force, independently of the selector's
-streaming code: every support from itertools.combinations, scored with a fresh RidgeScore
-on the same clipped data, log-weights -epsilon R / (2 Delta) normalised with
-scipy.special.logsumexp.
+The reference distribution is built by brute force, independently of the selector's
+streaming code (:func:`dpbench.testing.exponential_mechanism_log_probs`: every support from
+itertools.combinations, scored with a fresh RidgeScore on the same clipped data,
+log-weights -epsilon R / (2 Delta) normalised with scipy.special.logsumexp).
 """
 
-import itertools
 import math
 
 import numpy as np
 import pytest
 from scipy.special import logsumexp
-from scipy.stats import chisquare
 
 from dpbench.trial import Trial
-from dpbench.supports import support_ids
 from dpbench.errors import UserInputError
-from dpbench.score import RidgeScore
-from dpbench.privacy.sensitivity import sensitivity
+from dpbench.testing import chi_square_gof
+from dpbench.testing import exponential_mechanism_log_probs as brute_force_log_probs
 from dpbench_plugins.selectors.exhaustive import Exhaustive
 from dpbench_plugins.generators.toeplitz import Toeplitz
 
@@ -34,15 +31,6 @@ def make_trial(n=30, p=8, s=3, seed=0, lam=LAM):
     return Trial(problem.clipped(B_X, B_Y), b_x=B_X, b_y=B_Y, r=R, lam=lam)
 
 
-def brute_force_log_probs(trial, epsilon):
-    X, y, p, s = trial.problem.X, trial.problem.y, trial.p, trial.s
-    supports = np.array(list(itertools.combinations(range(p), s)), dtype=np.int64)
-    scores = RidgeScore(X, y, lam=trial.lam, r=trial.r)(supports)
-    delta = sensitivity(s, trial.b_x, trial.b_y, trial.r)
-    lw = -epsilon * scores / (2 * delta)
-    return supports, lw - logsumexp(lw)
-
-
 def streaming():
     return Exhaustive(cache=0, chunk=5)  # 56 supports in 12 chunks, never all held at once
 
@@ -51,18 +39,8 @@ def cached():
     return Exhaustive()
 
 
-def chi_square_pvalue(draws, supports, log_probs, p):
-    """Goodness of fit of drawn supports to the exact probabilities of ``supports``; cells
-    with expected count < 5 are pooled into one cell."""
-    by_id = np.bincount(support_ids(draws, p), minlength=len(supports))
-    counts = by_id[support_ids(supports, p)].astype(float)  # ids are colex ranks: reorder
-    assert counts.sum() == len(draws)
-    expected = np.exp(log_probs) * len(draws)
-    small = expected < 5
-    if small.any():
-        counts = np.append(counts[~small], counts[small].sum())
-        expected = np.append(expected[~small], expected[small].sum())
-    return chisquare(counts, expected * counts.sum() / expected.sum()).pvalue
+def chi_square_pvalue(draws, supports, log_probs):
+    return chi_square_gof(draws, supports, log_probs)[0]
 
 
 @pytest.mark.parametrize("make", [cached, streaming], ids=["cached", "streaming"])
@@ -101,10 +79,10 @@ def test_sampling_frequencies_match_exact_probabilities(make):
     draws = sel.draw(trial, prepared, EPS, N_DRAWS, np.random.default_rng(2)).supports
     assert draws.shape == (N_DRAWS, trial.s) and draws.dtype == np.int64
     assert np.all(np.diff(draws, axis=1) > 0)
-    assert chi_square_pvalue(draws, supports, ref, trial.p) > ALPHA
+    assert chi_square_pvalue(draws, supports, ref) > ALPHA
     # the same test has power: these frequencies are rejected against the law at 1.5 epsilon
     _, wrong = brute_force_log_probs(trial, 1.5 * EPS)
-    assert chi_square_pvalue(draws, supports, wrong, trial.p) < ALPHA
+    assert chi_square_pvalue(draws, supports, wrong) < ALPHA
 
 
 @pytest.mark.parametrize("make", [cached, streaming], ids=["cached", "streaming"])

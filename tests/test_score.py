@@ -9,7 +9,6 @@ Every returned minimiser is also checked against the KKT conditions, which certi
 optimality of this convex problem exactly.
 """
 
-import itertools
 import math
 
 import numpy as np
@@ -20,6 +19,7 @@ import scipy.optimize
 from dpbench.errors import UserInputError
 from dpbench.score import RidgeScore, solve_blocks
 from dpbench.privacy.sensitivity import sensitivity
+from dpbench.testing import all_supports
 
 RTOL = 1e-9  # relative agreement demanded between the batched and the reference score
 
@@ -62,10 +62,6 @@ def kkt_violation(X, y, support, lam, r, beta):
     # active: grad + mu beta = 0 with mu >= 0
     mu = -(beta @ grad) / (nb * nb)
     return max(feas, max(0.0, -mu) * nb / scale, np.linalg.norm(grad + mu * beta) / scale)
-
-
-def all_supports(p, s):
-    return np.array(list(itertools.combinations(range(p), s)), dtype=np.int64)
 
 
 def check_against_reference(X, y, lam, r, supports, gram="auto"):

@@ -21,6 +21,7 @@ from dpbench.plugin_manager import registry
 from dpbench.problem import Problem
 from dpbench.score import RidgeScore
 from dpbench.supports import iter_supports
+from dpbench.testing import all_supports
 
 TOL = 2e-6  # relative: the oracle's default gap_tol 1e-6 plus rounding
 
@@ -82,7 +83,7 @@ def make_problem(kind, seed, n=40, p=10, lam=5.0, r=1.1):
 
 
 def enum_all(score, s):
-    S = np.concatenate(list(iter_supports(score.p, s)))
+    S = all_supports(score.p, s)
     return S, score(S)
 
 

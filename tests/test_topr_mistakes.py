@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pytest
 from scipy.special import logsumexp
-from scipy.stats import chisquare
 
 from dpbench import OracleResult, Problem, Trial
-from dpbench.supports import iter_supports, n_supports
+from dpbench.supports import n_supports
 from dpbench.privacy.exponential import em_log_weights, log_normalize
 from dpbench import toplist as _swaps
+from dpbench.testing import brute_force_scores, chi_square_gof
 from dpbench_plugins.selectors.exhaustive import Exhaustive
 from dpbench_plugins.selectors.mistakes import Mistakes
 from dpbench_plugins.generators.toeplitz import Toeplitz
@@ -34,8 +34,7 @@ def make_trial(problem, lam=0.0, b_x=BX, b_y=BY, r=RR):
 
 def enumerate_all(trial):
     """All supports and their scores, sorted by (score, lexicographic support)."""
-    S = np.concatenate(list(iter_supports(trial.p, trial.s)))
-    sc = trial.score(S)
+    S, sc = brute_force_scores(trial)
     order = _swaps.lex_order(sc, S)
     return S[order], sc[order]
 
@@ -229,25 +228,7 @@ def test_mistakes_closed_form(seed, n, p, s, lam, epsilon, level_limit, monkeypa
 # --------------------------------------------------------------------------- sampling
 
 
-def _chi2(draws, S, logp, min_expected=5.0):
-    """Chi-square goodness of fit of sampled supports against exact log-probabilities."""
-    idx = {tuple(r): i for i, r in enumerate(S.tolist())}
-    counts = np.bincount([idx[tuple(r)] for r in draws.tolist()], minlength=len(S)).astype(float)
-    exp = np.exp(logp) * len(draws)
-    order = np.argsort(exp)
-    # Pool the smallest cells until every cell expects at least min_expected draws.
-    obs_c, exp_c, acc_o, acc_e = [], [], 0.0, 0.0
-    for i in order:
-        acc_o += counts[i]
-        acc_e += exp[i]
-        if acc_e >= min_expected:
-            obs_c.append(acc_o)
-            exp_c.append(acc_e)
-            acc_o = acc_e = 0.0
-    if acc_e:
-        obs_c[-1] += acc_o
-        exp_c[-1] += acc_e
-    return chisquare(obs_c, exp_c).pvalue, len(obs_c)
+_chi2 = chi_square_gof
 
 
 @pytest.mark.parametrize("params", [{"R": 10}, {"R": 10, "T": 2}, {"R": "auto"}])

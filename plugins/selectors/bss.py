@@ -1,7 +1,8 @@
 """Selector ``bss``: the non-private best subset (design.md section 4.7; the "ε = ∞" row).
 
 Returns the oracle's certified optimum Ŝ₁ = argmin_S R(S, D) of the shared score, n_draws
-times. It is the non-private baseline of a comparison and, on real data, the default
+times (``certified=False`` when the oracle could not prove it optimal; a failed row when it
+found no support at all). It is the non-private baseline of a comparison and, on real data, the default
 reference support. dp_type is "none": it spends no privacy budget and protects nothing.
 
 Shared cache (used by ``topr`` / ``mistakes`` too)
@@ -43,9 +44,13 @@ class BSS(Selector):
         diag = {"status": res.status, "objective": res.objective, "lower_bound": res.lower_bound,
                 "oracle_iterations": res.iterations, "oracle_seconds": res.seconds}
         if res.support is None:
-            # No support found (error / time limit before any incumbent): nothing to return.
-            supports = np.full((n_draws, trial.s), -1, dtype=np.int64)
-            return Draws(supports, certified=False, diagnostics={**diag, "message": res.message})
+            # The oracle stopped before any incumbent: there is no best support to report, and
+            # a made-up one (or -1 placeholders) would be scored as if it were an answer. Raise,
+            # so that the runner records this (trial, epsilon) as failed with the oracle's status.
+            raise RuntimeError(f"bss: the oracle found no support (status {res.status}"
+                               f"{': ' + res.message if res.message else ''})")
+        # Uncertified but with an incumbent (time limit, numerical trouble): the best support
+        # found, with certified=False, so that the row counts as uncertified, never as exact.
         supports = np.tile(np.asarray(res.support, dtype=np.int64), (n_draws, 1))
         return Draws(supports, certified=res.status == "optimal", diagnostics=diag)
 

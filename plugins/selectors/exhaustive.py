@@ -15,6 +15,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from dpbench import Draws, Param, Selector, UserInputError, hookimpl
+from dpbench.base import EXPONENTIAL_MECHANISM, Memo
 from dpbench.supports import iter_supports, n_supports, unrank_support
 from dpbench.privacy.exponential import em_log_weights, sample_log_weights
 
@@ -26,6 +27,7 @@ class Exhaustive(Selector):
     summary = "exponential mechanism over all C(p,s) supports, exact sampling and probabilities"
     dp_type = "pure"
     reference = "McSherry & Talwar 2007; design.md 4.1"
+    output_law = EXPONENTIAL_MECHANISM
     params = {
         "limit": Param(20_000_000, "refuse problems with more than this many supports C(p,s)", int),
         "chunk": Param(200_000, "supports scored per chunk (memory ~ chunk * s^2 * 24 bytes)", int),
@@ -46,7 +48,7 @@ class Exhaustive(Selector):
         scores = None
         if total <= self.config["cache"]:
             scores = np.concatenate([trial.score(chunk) for chunk in self._chunks(p, s)])
-        return {"total": total, "scores": scores, "logz": {}}
+        return {"total": total, "scores": scores, "logz": Memo()}  # log Z per epsilon
 
     def _chunks(self, p, s):
         return iter_supports(p, s, chunk_size=self.config["chunk"])

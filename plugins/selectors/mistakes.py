@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from dpbench import Draws, Param, Selector, as_support, hookimpl
+from dpbench.base import Memo
 from dpbench.supports import log_binom, uniform_supports
 from dpbench.privacy.exponential import check_epsilon, em_log_weights, log_normalize, sample_log_weights
 
@@ -75,7 +76,7 @@ class Mistakes(Selector):
             "gap_condition": bool(gap > 2 * trial.delta),
             "oracle_calls": int(calls),
             "oracle_seconds": float(seconds),
-            "lp": {},
+            "lp": Memo(),  # log-probabilities per epsilon
         }
 
     def _log_pt(self, trial, prep, epsilon):

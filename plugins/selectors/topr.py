@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from dpbench import Draws, Param, Selector, UserInputError, as_support, hookimpl
-from dpbench.base import int_or_inf
+from dpbench.base import Memo, int_or_inf
 from dpbench.supports import n_supports, uniform_supports
 from dpbench.privacy.exponential import check_epsilon, em_log_weights, log_normalize, sample_log_weights
 
@@ -139,7 +139,7 @@ class TopR(Selector):
             "log_total": math.log(total),
             "log_tail": math.log(total - len(lst.scores)),
             "lookup": toplist.support_index(lst.supports, trial.p),
-            "lp": {},
+            "lp": Memo(),  # log-probabilities per epsilon
         }
 
     # ------------------------------------------------------------------ probabilities
