@@ -282,16 +282,17 @@ class Selector(Configurable, abc.ABC):
     **Mutability.** ``prepared`` (the return value of :meth:`prepare`) is read-only
     after ``prepare``: the runner passes the same object to :meth:`draw` for every
     epsilon and to :meth:`log_prob`. Mutating it would make a row depend on which
-    epsilons ran before it (so on resume history); the only exception is a
+    epsilons ran before it (so on resume history, job order and backend), which
+    :func:`dpbench.testing.check_selector` detects; the only exception is a
     :class:`Memo` inside it. The trial and its data are read-only too; the trial's
     shared work goes through ``trial.shared`` / ``trial.oracle``.
 
-    **Errors.** Raise :class:`dpbench.errors.UserInputError` only for bad configuration
-    detectable before any data is seen (in ``__init__``, or in ``prepare`` for a
-    parameter incompatible with the data's (n, p, s)): the runner stops the run with a
-    one-line message. Anything else raised by :meth:`prepare` or :meth:`draw` during a
-    trial is recorded as a *failed* row for that (trial, epsilon) with the error message,
-    and the run goes on with the other methods and trials.
+    **Errors.** Bad configuration is refused during validation, before any trial: a
+    :class:`dpbench.errors.UserInputError` from ``__init__`` (parameter values) stops the
+    run with a one-line message and exit status 2. Anything raised by :meth:`prepare` or
+    :meth:`draw` during a trial (a UserInputError about this data set included) is
+    recorded as a *failed* row for that (trial, epsilon), with the error message, and the
+    run goes on with the other methods and trials.
 
     **Certification.** When the guarantee cannot be established for a trial (an oracle
     call not certified optimal, a top-R list not provably exact), :meth:`draw` still
@@ -352,10 +353,10 @@ class Selector(Configurable, abc.ABC):
 
         Raises
         ------
-        UserInputError
-            A parameter incompatible with this data (stops the run).
         Exception
-            Anything else: the trial's rows for this selector are recorded as failed.
+            Anything: the trial's rows for this selector are recorded as failed (use
+            UserInputError, with the fix in the message, for a parameter incompatible
+            with this data set).
         """
         return None
 
@@ -366,10 +367,8 @@ class Selector(Configurable, abc.ABC):
 
         Parameters
         ----------
-        trial : Trial
-            The same trial as in :meth:`prepare`.
-        prepared : object
-            The return value of :meth:`prepare` for this trial; must not be mutated.
+        trial, prepared
+            The trial of :meth:`prepare` and its return value (read-only).
         epsilon : float
             Privacy parameter ε > 0 (finite).
         n_draws : int
@@ -573,18 +572,8 @@ class OracleSession(abc.ABC):
               time_limit: float | None = None, gap_tol: float = 1e-6) -> OracleResult:
         """The feasible support of smallest score R(S, D) (ties: any of them).
 
-        Parameters
-        ----------
-        exclude : array_like of shape (m, s), int
-            Supports that may not be returned (sorted rows).
-        overlap : tuple (S0, k), optional
-            Require ``|S ∩ S0| = k`` exactly.
-        fixed_in, fixed_out : array_like of int
-            Columns forced in / out.
-        time_limit : float, optional
-            Seconds; when hit the answer is uncertified (``status="time_limit"``).
-        gap_tol : float
-            Relative optimality gap accepted as ``"optimal"``.
+        The constraints (``exclude`` as rows of shape (m, s), ``overlap=(S0, k)``, fixed
+        sets, ``time_limit``, ``gap_tol``) are those listed in the class docstring.
 
         Returns
         -------
