@@ -11,13 +11,12 @@ reuse one preparation.
 from __future__ import annotations
 
 import abc
-import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from .errors import UserInputError
+from .params import Configurable, Param, int_or_inf  # noqa: F401 - part of the plugin API
 from .problem import Problem
 
 if TYPE_CHECKING:  # annotations only: the trial and the score are higher layers
@@ -30,113 +29,6 @@ DP_TYPES = ("pure", "approximate", "none")
 REPLACE_ONE = "replace-one"
 #: Data preprocessings a selector can declare (``Selector.preprocessing``).
 PREPROCESSING = ("clip", "none")
-
-
-@dataclass(frozen=True)
-class Param:
-    """Declaration of one parameter of a plugin.
-
-    Parameters
-    ----------
-    default : object
-        Value used when the user gives none.
-    doc : str
-        One-line description shown by ``dpbench list``.
-    type : callable, optional
-        Converts a command-line string (or a value) to the parameter's type; defaults to
-        the type of ``default``.
-    choices : tuple, optional
-        Allowed values.
-    """
-
-    default: Any
-    doc: str
-    type: Callable | None = None
-    choices: tuple | None = None
-
-    def convert(self, name: str, value):
-        """Convert ``value`` (often a string from the command line), or raise UserInputError."""
-        conv = self.type or (type(self.default) if self.default is not None else _auto)
-        if conv is bool:
-            conv = _to_bool
-        try:
-            out = conv(value)
-        except (TypeError, ValueError) as exc:
-            raise UserInputError(f"parameter {name}={value!r}: {exc}") from None
-        if self.choices is not None and out not in self.choices:
-            raise UserInputError(f"parameter {name}={value!r} must be one of {', '.join(map(str, self.choices))}")
-        return out
-
-
-def _to_bool(v):
-    if isinstance(v, bool):
-        return v
-    t = str(v).strip().lower()
-    if t in ("1", "true", "yes", "on"):
-        return True
-    if t in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected true/false")
-
-
-def _auto(v):
-    """Best-effort conversion for parameters whose default is None."""
-    if not isinstance(v, str):
-        return v
-    for conv in (int, float):
-        try:
-            return conv(v)
-        except ValueError:
-            pass
-    return v
-
-
-def int_or_inf(v):
-    """Parameter type: a positive integer or ``inf`` (e.g. the number of rejection rounds T)."""
-    if isinstance(v, str) and v.strip().lower() in ("inf", "infinity", "none"):
-        return math.inf
-    f = float(v)
-    if math.isinf(f):
-        return math.inf
-    if f != int(f) or f < 1:
-        raise ValueError("expected a positive integer or 'inf'")
-    return int(f)
-
-
-class Configurable:
-    """Base for plugins with declared parameters (``params``) validated at construction."""
-
-    name: ClassVar[str] = ""
-    summary: ClassVar[str] = ""
-    params: ClassVar[dict[str, Param]] = {}
-
-    def __init__(self, **params):
-        unknown = set(params) - set(self.params)
-        if unknown:
-            known = ", ".join(sorted(self.params)) or "(none)"
-            raise UserInputError(
-                f"{self.kind} {self.name!r} has no parameter {sorted(unknown)[0]!r}; its parameters are: {known}"
-            )
-        self.config = {k: p.default for k, p in self.params.items()}
-        for k, v in params.items():
-            self.config[k] = self.params[k].convert(f"{self.name}.{k}", v)
-
-    kind: ClassVar[str] = "plugin"
-
-    @classmethod
-    def describe(cls) -> dict:
-        """Metadata for ``dpbench list`` (JSON-serialisable)."""
-        return {
-            "name": cls.name,
-            "summary": cls.summary,
-            "params": {k: {"default": _jsonable(p.default), "doc": p.doc} for k, p in cls.params.items()},
-        }
-
-
-def _jsonable(v):
-    if isinstance(v, float) and math.isinf(v):
-        return "inf"
-    return v
 
 
 @dataclass
@@ -220,13 +112,11 @@ def has_guarantee(guarantee: str | None) -> bool:
 class Memo(dict):
     """The one mutable part a selector's ``prepared`` may hold: a memo of pure functions.
 
-    ``prepare`` returns a read-only object, but recomputing a per-epsilon normaliser on
-    every :meth:`Selector.draw` / :meth:`Selector.log_prob` call is wasteful. A ``Memo``
-    (a plain dict) inside ``prepared`` may gain entries during ``draw`` / ``log_prob``,
-    provided each entry is a deterministic function of its key (e.g. epsilon) and of the
-    rest of ``prepared``: the outputs must be exactly those of a fresh ``prepare``.
-    :func:`dpbench.testing.check_selector` leaves ``Memo`` contents out of its
-    "``prepared`` not mutated" comparison and checks the second condition instead.
+    A ``Memo`` (a plain dict, e.g. a per-epsilon normaliser) inside ``prepared`` may gain
+    entries during ``draw`` / ``log_prob``, provided each entry is a deterministic function
+    of its key and of the rest of ``prepared``: outputs must equal those after a fresh
+    ``prepare``. :func:`dpbench.testing.check_selector` leaves ``Memo`` contents out of its
+    "``prepared`` not mutated" comparison and checks that condition instead.
     """
 
 
@@ -275,9 +165,8 @@ class Selector(Configurable, abc.ABC):
     ``[0, p)``, sorted ascending; a batch has shape ``(n_draws, s)``.
 
     **Randomness.** All randomness comes from the ``rng`` argument (a
-    :class:`numpy.random.Generator`): no global state (``np.random.*``, ``random``), no
-    clock, no process id. The same trial, parameters and rng seed give the same output,
-    whatever the machine load; limits that decide a result are work counts, not seconds.
+    :class:`numpy.random.Generator`; no ``np.random.*`` globals, clock or process id): the
+    same trial, parameters and seed give the same output whatever the machine load.
 
     **Mutability.** ``prepared`` (the return value of :meth:`prepare`) is read-only
     after ``prepare``: the runner passes the same object to :meth:`draw` for every
@@ -287,12 +176,11 @@ class Selector(Configurable, abc.ABC):
     :class:`Memo` inside it. The trial and its data are read-only too; the trial's
     shared work goes through ``trial.shared`` / ``trial.oracle``.
 
-    **Errors.** Bad configuration is refused during validation, before any trial: a
-    :class:`dpbench.errors.UserInputError` from ``__init__`` (parameter values) stops the
-    run with a one-line message and exit status 2. Anything raised by :meth:`prepare` or
-    :meth:`draw` during a trial (a UserInputError about this data set included) is
-    recorded as a *failed* row for that (trial, epsilon), with the error message, and the
-    run goes on with the other methods and trials.
+    **Errors.** A :class:`dpbench.errors.UserInputError` raised during validation, before
+    any trial (``__init__``: parameter values; :meth:`check_setting`: sizes), stops the run
+    with one line and exit status 2. Anything raised by :meth:`prepare` or :meth:`draw`
+    during a trial (a UserInputError included) is recorded as a *failed* row for that
+    (trial, epsilon) with its message; the run goes on with the other methods and trials.
 
     **Certification.** When the guarantee cannot be established for a trial (an oracle
     call not certified optimal, a top-R list not provably exact), :meth:`draw` still
@@ -342,8 +230,7 @@ class Selector(Configurable, abc.ABC):
             The clipped data and the privacy setup (``trial.s``, ``trial.p``,
             ``trial.score``, ``trial.oracle()``); read-only.
         rng : numpy.random.Generator
-            The only source of randomness (may be None for deterministic preparations
-            called outside the runner).
+            The only source of randomness.
 
         Returns
         -------

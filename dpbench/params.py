@@ -1,0 +1,121 @@
+"""Declared plugin parameters: :class:`Param` and the :class:`Configurable` base of plugins.
+
+Layer 1 (core types), re-exported by :mod:`dpbench.base`: a plugin declares
+``params = {"name": Param(default, doc, type, choices)}`` and receives validated values in
+``self.config``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+from .errors import UserInputError
+
+
+@dataclass(frozen=True)
+class Param:
+    """Declaration of one parameter of a plugin.
+
+    Parameters
+    ----------
+    default : object
+        Value used when the user gives none.
+    doc : str
+        One-line description shown by ``dpbench list``.
+    type : callable, optional
+        Converts a command-line string (or a value) to the parameter's type; defaults to
+        the type of ``default``.
+    choices : tuple, optional
+        Allowed values.
+    """
+
+    default: Any
+    doc: str
+    type: Callable | None = None
+    choices: tuple | None = None
+
+    def convert(self, name: str, value):
+        """Convert ``value`` (often a string from the command line), or raise UserInputError."""
+        conv = self.type or (type(self.default) if self.default is not None else _auto)
+        if conv is bool:
+            conv = _to_bool
+        try:
+            out = conv(value)
+        except (TypeError, ValueError) as exc:
+            raise UserInputError(f"parameter {name}={value!r}: {exc}") from None
+        if self.choices is not None and out not in self.choices:
+            raise UserInputError(f"parameter {name}={value!r} must be one of {', '.join(map(str, self.choices))}")
+        return out
+
+
+def _to_bool(v):
+    if isinstance(v, bool):
+        return v
+    t = str(v).strip().lower()
+    if t in ("1", "true", "yes", "on"):
+        return True
+    if t in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true/false")
+
+
+def _auto(v):
+    """Best-effort conversion for parameters whose default is None."""
+    if not isinstance(v, str):
+        return v
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def int_or_inf(v):
+    """Parameter type: a positive integer or ``inf`` (e.g. the number of rejection rounds T)."""
+    if isinstance(v, str) and v.strip().lower() in ("inf", "infinity", "none"):
+        return math.inf
+    f = float(v)
+    if math.isinf(f):
+        return math.inf
+    if f != int(f) or f < 1:
+        raise ValueError("expected a positive integer or 'inf'")
+    return int(f)
+
+
+class Configurable:
+    """Base for plugins with declared parameters (``params``) validated at construction."""
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    params: ClassVar[dict[str, Param]] = {}
+
+    def __init__(self, **params):
+        unknown = set(params) - set(self.params)
+        if unknown:
+            known = ", ".join(sorted(self.params)) or "(none)"
+            raise UserInputError(
+                f"{self.kind} {self.name!r} has no parameter {sorted(unknown)[0]!r}; its parameters are: {known}"
+            )
+        self.config = {k: p.default for k, p in self.params.items()}
+        for k, v in params.items():
+            self.config[k] = self.params[k].convert(f"{self.name}.{k}", v)
+
+    kind: ClassVar[str] = "plugin"
+
+    @classmethod
+    def describe(cls) -> dict:
+        """Metadata for ``dpbench list`` (JSON-serialisable)."""
+        return {
+            "name": cls.name,
+            "summary": cls.summary,
+            "params": {k: {"default": _jsonable(p.default), "doc": p.doc} for k, p in cls.params.items()},
+        }
+
+
+def _jsonable(v):
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    return v
