@@ -11,6 +11,7 @@ reuse one preparation.
 from __future__ import annotations
 
 import abc
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 

@@ -18,7 +18,7 @@ from typing import Iterable
 import pluggy
 
 from . import hookspecs
-from .base import DP_TYPES, Dataset, Generator, Param, Selector, Solver
+from .base import DP_TYPES, PREPROCESSING, Dataset, Generator, Param, Selector, Solver
 from .errors import UnknownNameError
 
 ENTRY_POINT_GROUP = "dpbench"
@@ -48,7 +48,8 @@ def check_plugin_class(kind: str, obj) -> None:
         a dict of :class:`dpbench.base.Param`.
     ValueError
         Empty ``name``; for a selector, a ``dp_type`` outside :data:`dpbench.base.DP_TYPES`
-        (including none declared) or no ``neighbouring`` relation.
+        (including none declared), no ``neighbouring`` relation, or a ``preprocessing``
+        outside :data:`dpbench.base.PREPROCESSING`.
     """
     base = BASES[kind]
     if not (isinstance(obj, type) and issubclass(obj, base)):
@@ -69,6 +70,9 @@ def check_plugin_class(kind: str, obj) -> None:
         if not isinstance(obj.neighbouring, str) or not obj.neighbouring.strip():
             raise ValueError(f"selector {obj.name!r} declares no neighbouring relation; "
                              "set neighbouring = 'replace-one' (or the relation its guarantee uses)")
+        if obj.preprocessing not in PREPROCESSING:
+            raise ValueError(f"selector {obj.name!r} declares preprocessing={obj.preprocessing!r}; "
+                             f"set it to one of {', '.join(PREPROCESSING)}")
 
 
 @dataclass(frozen=True)

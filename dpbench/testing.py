@@ -154,10 +154,13 @@ def tiny_problem(n: int, p: int, s: int, seed: int) -> Problem:
 
 
 def tiny_trial(n: int = 40, p: int = 6, s: int = 2, seed: int = 0, lam: float = 1.0,
-               solver: str = "enumerate") -> Trial:
-    """The trial of :func:`tiny_problem` clipped to b_x = b_y = 0.5, r = 1.1, oracle ``solver``."""
+               solver: str = "enumerate", clip: bool = True, dp_delta: float = 1e-6) -> Trial:
+    """The trial of :func:`tiny_problem`: b_x = b_y = 0.5 (data clipped to them if ``clip``),
+    r = 1.1, oracle ``solver``, run-level DP δ ``dp_delta`` (for approximate-DP selectors)."""
     b = 0.5
-    return Trial(tiny_problem(n, p, s, seed).clipped(b, b), b_x=b, b_y=b, r=1.1, lam=lam, solver=solver)
+    problem = tiny_problem(n, p, s, seed)
+    return Trial(problem.clipped(b, b) if clip else problem, b_x=b, b_y=b, r=1.1, lam=lam, solver=solver,
+                 dp_delta=dp_delta)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -199,6 +202,9 @@ def _check_draws(label, d, n_draws, p, s, dp_type):
         _fail(label, f"Draws.delta = {d.delta!r}, expected the DP delta in [0, 1) (NaN if unknown)")
     if dp_type == "pure" and d.delta != 0:
         _fail(label, f"Draws.delta = {d.delta!r} but dp_type is 'pure' (delta must be 0)")
+    ng = getattr(d, "no_guarantee", None)
+    if ng is not None and not (isinstance(ng, str) and ng.strip()):
+        _fail(label, f"Draws.no_guarantee = {ng!r}, expected None or a short reason")
     if not isinstance(d.diagnostics, dict):
         _fail(label, f"Draws.diagnostics is a {type(d.diagnostics).__name__}, expected a dict")
     try:
@@ -274,8 +280,9 @@ def _rng(*key) -> np.random.Generator:
 def check_selector(cls: type, problems=PROBLEMS, **params) -> None:
     """Check a :class:`dpbench.base.Selector` subclass against the selector contract.
 
-    On each tiny problem (``problems``: (n, p, s, seed) tuples, Λ = 1, the ``enumerate``
-    oracle) it checks:
+    On each tiny problem (``problems``: (n, p, s, seed) tuples; Λ = 1, the ``enumerate``
+    oracle, run δ = 1e-6, data clipped unless the class declares ``preprocessing =
+    "none"``) it checks:
 
     * the class declarations (base class, name, ``dp_type``, ``neighbouring``, ``params``),
       as the plugin registry does;
@@ -317,7 +324,8 @@ def check_selector(cls: type, problems=PROBLEMS, **params) -> None:
 def _check_selector_on(cls, params, n, p, s, seed):
     label = f"selector {cls.name!r} on a tiny problem (n={n}, p={p}, s={s}, seed={seed})"
     sel = cls(**params)
-    trial = tiny_trial(n, p, s, seed)
+    clip = getattr(cls, "preprocessing", "clip") == "clip"  # the data the runner would give it
+    trial = tiny_trial(n, p, s, seed, clip=clip)
     prepared = sel.prepare(trial, _rng(seed, 0))
     before = _fingerprint(prepared)
     n_draws = 7
@@ -336,7 +344,7 @@ def _check_selector_on(cls, params, n, p, s, seed):
             _fail(label, f"two draws with the same rng seed differ at epsilon={eps} ({diff}); all randomness "
                          "must come from the rng argument, and a draw must not depend on earlier calls")
     # One prepare reused across epsilons must equal a fresh prepare for the last epsilon alone.
-    fresh_trial = tiny_trial(n, p, s, seed)
+    fresh_trial = tiny_trial(n, p, s, seed, clip=clip)
     fresh = cls(**params)
     fresh_prep = fresh.prepare(fresh_trial, _rng(seed, 0))
     eps = EPSILONS[-1]
