@@ -241,7 +241,7 @@ def test_standardize_modes(tmp_path):
         standardize_arrays(X, y, "scale")
     t = load_table(write(tmp_path, "d.csv", GOOD), "target", standardize="center")
     assert t.standardize == "center" and "NOT differentially private" in t.notice
-    assert set(STANDARDIZE_MODES) == {"none", "center", "standardize"}
+    assert set(STANDARDIZE_MODES) == {"none", "center", "standardize", "dpsis"}
 
 
 # --------------------------------------------------------------------------- planted

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import time
 
+from ..data_io import STANDARDIZE_MODES
+
 
 def add_parser(subparsers) -> None:
     """Add the ``bss`` subcommand to an argparse subparsers object."""
@@ -39,7 +41,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--dataset", help="a registered real data set instead of a generator (see `dpbench list`)")
     p.add_argument("--data", help="a user data file (.csv, .tsv, .parquet, .npz) instead of a generator")
     p.add_argument("--target", help="response column of --data")
-    p.add_argument("--standardize", choices=["none", "center", "standardize"], default="standardize",
+    p.add_argument("--standardize", choices=list(STANDARDIZE_MODES), default="standardize",
                    help="preprocessing of real data before clipping (default standardize; not private)")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.set_defaults(func=run)

@@ -113,9 +113,13 @@ def build_run_config(opts: dict):
         if opts.get("dataset") and opts.get("data"):
             raise UserInputError("give either --dataset or --data, not both")
         s_list = opts["s"] or [5]
-        source = ({"dataset": opts["dataset"]} if opts.get("dataset")
-                  else {"data": str(opts["data"]), "target": opts.get("target")})
-        data = [{**source, "s": s, "standardize": opts["standardize"]} for s in s_list]
+        if opts.get("dataset"):
+            # several data sets (a TOML array or "alon,khan") form one setting each, crossed with s
+            names = opts["dataset"] if isinstance(opts["dataset"], list) else str(opts["dataset"]).split(",")
+            sources = [{"dataset": d.strip()} for d in names if d.strip()]
+        else:
+            sources = [{"data": str(opts["data"]), "target": opts.get("target")}]
+        data = [{**source, "s": s, "standardize": opts["standardize"]} for source in sources for s in s_list]
         reference = opts.get("reference") or "bss"
         if reference == "true":
             raise UserInputError("real data have no true support; use --reference bss, lasso or sis")
@@ -201,11 +205,10 @@ def cmd_compare(args) -> int:
     summary = summarize(rows)
     print_summary(summary, cfg)
     if any(("dataset" in st or "data" in st) and st.get("standardize", "none") != "none" for st in cfg.data):
-        from ..data_io import NOT_PRIVATE_NOTICE
+        from ..data_io import not_private_notice
 
         err_console.print("[yellow]note:[/yellow] --standardize " + cfg.data[0]["standardize"] + ": " +
-                          NOT_PRIVATE_NOTICE.format(sd=" and standard deviations"
-                                                    if cfg.data[0]["standardize"] == "standardize" else ""))
+                          not_private_notice(cfg.data[0]["standardize"]))
     failed = [r for r in rows if r["status"] == "failed"]
     if failed:
         first = failed[0]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UserInputError
+from ..data_io import STANDARDIZE_MODES
 from ..trial import DEFAULT_LAM
 
 
@@ -142,14 +143,15 @@ class Option:
         return out
 
 
-STANDARDIZE_CHOICES = ("none", "center", "standardize")
+STANDARDIZE_CHOICES = STANDARDIZE_MODES
 
 #: Every option of ``dpbench compare`` (the one source of its defaults).
 OPTIONS: tuple[Option, ...] = (
     Option("methods", to_str, None, "comma-separated selector names (see `dpbench list`)", many=True,
            flags=("-m",)),
     Option("generator", to_str, "toeplitz", "data generator (default toeplitz)"),
-    Option("dataset", to_str, None, "a registered real data set instead of a generator (see `dpbench list`)"),
+    Option("dataset", to_str, None, "registered real data set(s) instead of a generator, comma-separated: one "
+           "setting each (see `dpbench list`)", many=True),
     Option("data", to_str, None, "a user data file (.csv, .tsv, .parquet, .npz) instead of a generator"),
     Option("target", to_str, None, "response column of --data"),
     Option("standardize", to_str, "standardize", "preprocessing of real data before clipping (default "
