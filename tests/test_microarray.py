@@ -206,3 +206,15 @@ def test_series_matrix_parser_rejects_missing_values():
         parse_series_matrix(text.encode(), "!Sample_characteristics_ch1", 0, "disease state: ")
     with pytest.raises(UserInputError, match="no occurrence 1 of the label field"):
         parse_series_matrix(raw, "!Sample_characteristics_ch1", 1)
+
+
+def test_heatmap_panels(tmp_path):
+    pytest.importorskip("matplotlib")
+    from dpbench.cli.plot import plot_heatmap
+
+    rows = [{"method": m, "data": d, "s": 5, "epsilon": e, "topk": v}
+            for m, base in (("dpsis", 0.5), ("sampagg", 0.25)) for d in ("alon", "sorlie")
+            for e, v in ((0.1, 0.0), (20.0, base))]
+    out = tmp_path / "h.png"
+    assert plot_heatmap(rows, "topk", out) == 3 and out.stat().st_size > 0  # two methods + difference
+    assert plot_heatmap([r for r in rows if r["method"] == "dpsis"], "topk", tmp_path / "g.png") == 1

@@ -25,6 +25,9 @@ def add_parser(sub):
     p.add_argument("--metric", choices=sorted(METRICS), default="recovery", help="y axis (default recovery)")
     p.add_argument("-o", "--output", required=True, help="image file (.png, .pdf, .svg)")
     p.add_argument("--logx", action="store_true", help="logarithmic x axis (useful for epsilon sweeps)")
+    p.add_argument("--heatmap", action="store_true",
+                   help="data set x epsilon heatmap of the metric, one panel per method and one for the "
+                        "difference of the first two (swope2024 Figures 6-7)")
     p.set_defaults(func=run)
 
 
@@ -75,6 +78,51 @@ def plot_summary(summary, x: str, metric: str, output, logx: bool = False) -> in
     return len(panels)
 
 
+def plot_heatmap(summary, metric: str, output) -> int:
+    """Data set (rows) x epsilon (columns) heatmaps of ``metric``, one panel per method.
+
+    With two or more methods a last panel shows the first minus the second (in name order),
+    as swope2024 Figures 6-7 show DP-SIS minus two-stage. A setting with several s gets one
+    row per (data set, s). Returns the panel count.
+    """
+    import numpy as np
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UserInputError("dpbench plot needs matplotlib: pip install 'dpbench[plot]'") from None
+    ykey, _, label = METRICS[metric]
+    rows = sorted({(d["data"], d["s"]) for d in summary})
+    eps = sorted({d["epsilon"] for d in summary})
+    methods = sorted({d["method"] for d in summary})
+    grids = {m: np.full((len(rows), len(eps)), np.nan) for m in methods}
+    for d in summary:
+        v = d[ykey]
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            grids[d["method"]][rows.index((d["data"], d["s"])), eps.index(d["epsilon"])] = v
+    panels = [(m, grids[m], "viridis", (0.0, 1.0)) for m in methods]
+    if len(methods) >= 2:
+        diff = grids[methods[0]] - grids[methods[1]]
+        panels.append((f"{methods[0]} - {methods[1]}", diff, "RdBu", (-1.0, 1.0)))
+    ylabels = [name if len({s for _, s in rows}) == 1 else f"{name} (s={s})" for name, s in rows]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 + 2.6 * len(panels), 0.3 * len(rows) + 1.8),
+                             squeeze=False, sharey=True)
+    for ax, (title, grid, cmap, (lo, hi)) in zip(axes[0], panels):
+        im = ax.imshow(grid, cmap=cmap, vmin=lo, vmax=hi, aspect="auto")
+        ax.set_xticks(range(len(eps)), [f"{e:g}" for e in eps], fontsize=7)
+        ax.set_yticks(range(len(rows)), ylabels, fontsize=7)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("ε")
+        fig.colorbar(im, ax=ax, shrink=0.8, label=label if title in methods else "difference")
+    fig.tight_layout()
+    fig.savefig(output, dpi=130)
+    plt.close(fig)
+    return len(panels)
+
+
 def run(args) -> int:
     from rich.markup import escape
 
@@ -82,6 +130,9 @@ def run(args) -> int:
 
     check_output_path(args.output, "-o")
     summary = summary_from_db(args.database)
-    n = plot_summary(summary, args.x, args.metric, args.output, args.logx)
+    if args.heatmap:
+        n = plot_heatmap(summary, args.metric, args.output)
+    else:
+        n = plot_summary(summary, args.x, args.metric, args.output, args.logx)
     err_console.print(f"wrote {escape(str(args.output))} ({n} panel{'s' if n > 1 else ''})")
     return 0
