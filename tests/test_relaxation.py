@@ -140,3 +140,28 @@ def test_closes_most_of_the_cut_gap_at_small_lam():
         assert new <= opt + TOL
         fractions.append((new - old) / (opt - old))
     assert min(fractions) >= 0.6, fractions
+
+
+@pytest.mark.parametrize("lam,r", [(1.0, 1.1), (10.0, np.inf), (0.1, 0.3)])
+def test_oracle_with_relaxation_hook_matches_brute_force(lam, r):
+    """The OA path with the relaxation hook (root bound, screening, branch and bound with
+    node relaxations over the survivors, or the master when relax_bnb = 0) returns the
+    brute-force optimum, certified, with a valid lower bound."""
+    from dpbench.plugins import registry
+
+    s = 3
+    for seed in range(3):
+        X, y = _problem(seed, n=25, p=30)
+        score = RidgeScore(X, y, lam=lam, r=r)
+        S, vals = _all_scores(score, s)
+        rng = np.random.default_rng(seed)
+        for kw in ({}, {"fixed_in": [int(rng.integers(30))]}, {"fixed_out": rng.choice(30, 5, replace=False)}):
+            for bnb in (1000, 0):
+                sess = registry().solver("highs")(enum_limit=0, leaf_limit=30).session(score, s)
+                sess.relax_after, sess.relax_bnb = 0, bnb
+                res = sess.solve(**kw)
+                cons = ConstraintSet.build(30, s, fixed_in=kw.get("fixed_in", ()), fixed_out=kw.get("fixed_out", ()))
+                opt = vals[cons.feasible_mask(S)].min()
+                assert res.status == "optimal", res
+                assert abs(res.objective - opt) <= 1e-9 * max(1.0, opt), (res, opt)
+                assert res.lower_bound <= opt + 1e-9 * max(1.0, opt)

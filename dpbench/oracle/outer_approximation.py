@@ -753,7 +753,8 @@ class OASession(OracleSession):
 
     def __init__(self, score, s, backend, solve_master, *, screen=True, max_cut_mb=200.0, master_cuts=40,
                  screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=1_500_000, leaf_limit=20_000,
-                 default_time_limit=None, gershgorin=True):
+                 default_time_limit=None, gershgorin=True, relax_after=1,
+                 relax_bnb=1000, relax_nodes=2000):
         super().__init__(score, s)
         require_positive_lam(score, backend)
         self.backend = backend
@@ -782,6 +783,12 @@ class OASession(OracleSession):
         # Single-feature ridge gain, the cheap start of the swap search.
         self._gain = score.c**2 / (score.col_sq + score.lam)
         self._all = np.arange(p)
+        self.relax_after = relax_after
+        self.relax_bnb = relax_bnb
+        self.relax_nodes = relax_nodes
+        self._relax_budget = 0  # node relaxations left in the current branch and bound
+        self._relax_alphas: list = []  # recent node dual points (warm starts, all valid)
+        self._relax_lb = None  # per-feature k-support bounds of the current call (_relax_root)
 
     # ------------------------------------------------------------- cuts and scores
     def _add_cuts(self, supports):
@@ -925,6 +932,8 @@ class OASession(OracleSession):
                 bound = base - w[idx] - excl_j - others
                 bound = np.where(np.isfinite(bound), bound, np.inf)  # j cannot be chosen at all
                 lb[idx] = np.maximum(lb[idx], bound)
+        if self._relax_lb is not None:  # k-support relaxation hook (see _relax_root)
+            lb = np.maximum(lb, self._relax_lb)
         margin = 1e-9 * max(1.0, abs(ub))
         screened = fixed_free & (lb > ub + margin)
         cand = np.flatnonzero(free & ~screened)
@@ -1204,6 +1213,20 @@ class OASession(OracleSession):
                     continue
                 if C.size < m:
                     continue
+            if self._relax_budget > 0 and m >= 2 and math.comb(C.size, m) > leaf_limit:
+                # k-support relaxation hook (see _relax_node): node bound and per-feature screening.
+                self._relax_budget -= 1
+                rb, per = self._relax_node(F, C, m)
+                lb = max(lb, rb)
+                if not open_(lb):
+                    pruned = min(pruned, lb)
+                    continue
+                drop = per[C] >= bar()
+                if drop.any():
+                    pruned = min(pruned, float(per[C][drop].min()))
+                    C = C[~drop]
+                if C.size < m:
+                    continue
             if np.isfinite(bar()):
                 # Safe screening inside the node: drop b when forcing it in cannot reach the bar.
                 lbb = np.full(C.size, -np.inf)
@@ -1252,6 +1275,7 @@ class OASession(OracleSession):
         deadline = t0 + (time_limit if time_limit is not None else math.inf)
         self.calls += 1
         cons = ConstraintSet.build(self.score.p, self.s, exclude, overlap, fixed_in, fixed_out)
+        self._relax_lb = None
 
         def result(S, ub, lb, status, it, msg=""):
             obj = float(self.score(S)[0]) if S is not None else np.inf
@@ -1295,6 +1319,26 @@ class OASession(OracleSession):
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 return result(S, ub, max(lb, 0.0), "time_limit", it, "time limit reached")
+            if it == self.relax_after and S is not None:  # k-support relaxation hook (see _relax_root)
+                key, rb = self._relax_root(cons, S)
+                if key is not None:
+                    active.add(key)
+                    lb = max(lb, rb)
+                    cand, min_lb = self._screen(cons, S, ub)
+                    if self._closed(ub, lb, gap_tol):
+                        return result(S, ub, lb, "optimal", it, "k-support relaxation bound")
+                    if cons.group is None and cand.size <= self.relax_bnb:
+                        # Few survivors: branch and bound over them with relaxation node bounds.
+                        sub = ConstraintSet.build(self.score.p, self.s, cons.exclude, None, cons.fixed_in,
+                                                  np.setdiff1d(self._all, cand))
+                        self._relax_budget = self.relax_nodes
+                        S2, ub2, lb2, status, nodes = self._branch_and_bound(sub, S, ub, deadline, gap_tol,
+                                                                             self.leaf_limit)
+                        self._relax_budget = 0
+                        lb2 = min(lb2, min_lb)
+                        return result(S2, ub2, lb2, status if status != "infeasible" else "error", it + nodes,
+                                      f"k-support branch and bound over {cand.size} screened features, {nodes} nodes"
+                                      if status == "optimal" else "time limit reached")
             rows = [self.cuts.index[k] for k in active if k in self.cuts.index]
             master = build_master(cand, self.cuts.const[rows], self.cuts.W[rows], cons)
             res = self.solve_master(master, None if not math.isfinite(remaining) else remaining, gap_tol)
@@ -1431,3 +1475,42 @@ class OASession(OracleSession):
             return self.cuts.keys[-self.master_cuts:]
         vals = self.cuts.values(S)
         return [self.cuts.keys[i] for i in np.argsort(-vals, kind="stable")[: self.master_cuts]]
+
+    # ------------------------------------------------------------- k-support relaxation hook
+    # Integration of dpbench/oracle/relaxation.py (issue 15): after ``relax_after`` master
+    # solves without certification, the OA loop adds the k-support dual bound (valid for every
+    # feasible support whatever the accuracy of its dual point), its per-feature bounds to the
+    # safe screening (max with the cut bounds: a max of valid bounds is valid) and its dual
+    # point as one more cut of the master.
+    def _relax_root(self, cons, S):
+        """Root k-support dual bound of one call; returns (cut key or None, bound).
+
+        Sets ``self._relax_lb`` (p,): for each feature a valid lower bound on R over the
+        feasible supports that contain it (inf where none does).
+        """
+        from dpbench.oracle.relaxation import dual_cut, dual_norm, groups_of, relaxation_bound
+
+        sc = self.score
+        fixed, groups = groups_of(cons)
+        bound, alpha, per = relaxation_bound(sc, fixed, groups, start=S, per_feature=True)
+        self._relax_lb = per
+        a = sc.X.T @ alpha
+        const, W = dual_cut(a, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r,
+                            float(dual_norm(a[None], fixed, groups)[0]))
+        key = ("relax", self.calls)
+        self.cuts.add([key], np.array([const]), W[None])
+        return (key if key in self.cuts.index else None), bound
+
+    def _relax_node(self, F, C, m):
+        """k-support dual bound of a branch-and-bound node (F fixed in, m more from C).
+
+        Warm-started from the last dual points (any alpha is valid, so the pool only affects
+        strength). Returns (bound, per (p,)): ``per[j]`` bounds the node's supports containing j.
+        """
+        from dpbench.oracle.relaxation import relaxation_bound
+
+        b, alpha, per = relaxation_bound(self.score, F, [(C, m)], alphas=self._relax_alphas[-3:], per_feature=True,
+                                         width=20, rounds=3, iters=30)
+        self._relax_alphas = (self._relax_alphas + [alpha])[-3:]
+        return b, per
+

@@ -61,7 +61,7 @@ import numpy as np
 
 from ..score import solve_blocks
 
-__all__ = ["dual_bounds", "dual_cut", "groups_of", "psi", "relaxation_alpha", "relaxation_bound"]
+__all__ = ["dual_bounds", "dual_cut", "dual_norm", "groups_of", "psi", "relaxation_alpha", "relaxation_bound"]
 
 #: Relative rounding margin subtracted from every bound: the terms of (*) are sums of
 #: O(p) float64 products, whose relative error is far below 1e-12 of their magnitudes.
@@ -124,6 +124,22 @@ def _top(v, need):
         return np.zeros(B), np.full(B, np.inf)
     part = np.partition(v, L - need, axis=1)[:, L - need:] if need < L else v
     return part.sum(axis=1), part.min(axis=1)
+
+
+def dual_norm(a, fixed, groups):
+    """``T(a) = max_{S feasible} ||a_S||`` for each row of a (B, p): the greedy of the module docstring.
+
+    Returns
+    -------
+    ndarray (B,), ``inf`` when no support is feasible.
+    """
+    a2 = np.atleast_2d(np.asarray(a, dtype=np.float64)) ** 2
+    T2 = a2[:, np.asarray(fixed, dtype=np.int64)].sum(axis=1)
+    for idx, need in groups:
+        if need < 0 or need > idx.size:
+            return np.full(a2.shape[0], np.inf)
+        T2 = T2 + _top(a2[:, idx], need)[0]
+    return np.sqrt(T2)
 
 
 def _best_scale(b, q, T, lam, r):
@@ -423,10 +439,7 @@ def relaxation_bound(score, fixed, groups, *, alphas=(), start=(), per_feature=F
     b = out[0] if per_feature else out
     i = int(np.argmax(b))
     # the scaled point (for warm starts / cuts)
-    a2 = a[i] ** 2
-    T2 = a2[np.asarray(fixed, dtype=np.int64)].sum() + sum(_top(a2[idx][None], need)[0][0]
-                                                           for idx, need in groups if 0 <= need <= idx.size)
-    _, t = _best_scale(ay[i], aa[i], np.sqrt(T2), score.lam, score.r)
+    _, t = _best_scale(ay[i], aa[i], dual_norm(a[i][None], fixed, groups)[0], score.lam, score.r)
     alpha = A[:, i] * float(t)
     if per_feature:
         return float(b[i]), alpha, out[1].max(axis=0)
