@@ -37,7 +37,7 @@ TARGETS = {**{k: 10.0 for k in INSTANCES if k.startswith("khan")},
 
 def make_score(name):
     """(RidgeScore, s) of one instance: the data of trial 0 of ``dpbench compare --seed 3``."""
-    from dpbench.runner import RunConfig, make_problem
+    from dpbench.runner.execute import RunConfig, make_problem
     from dpbench.score import RidgeScore
 
     setting, lam = INSTANCES[name]
@@ -57,7 +57,7 @@ def root_bounds(score, s, incumbent):
 
 def certify(score, s, time_limit):
     """OracleResult of one certified-optimum call of a fresh ``highs`` session."""
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
 
     return registry().solver("highs")().session(score, s).solve(time_limit=time_limit)
 

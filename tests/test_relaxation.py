@@ -147,7 +147,7 @@ def test_oracle_with_relaxation_hook_matches_brute_force(lam, r):
     """The OA path with the relaxation hook (root bound, screening, branch and bound with
     node relaxations over the survivors, or the master when relax_bnb = 0) returns the
     brute-force optimum, certified, with a valid lower bound."""
-    from dpbench.plugins import registry
+    from dpbench.plugin_manager import registry
 
     s = 3
     for seed in range(3):

@@ -1488,7 +1488,7 @@ class OASession(OracleSession):
         Sets ``self._relax_lb`` (p,): for each feature a valid lower bound on R over the
         feasible supports that contain it (inf where none does).
         """
-        from dpbench.oracle.relaxation import dual_cut, dual_norm, groups_of, relaxation_bound
+        from .relaxation import dual_cut, dual_norm, groups_of, relaxation_bound
 
         sc = self.score
         fixed, groups = groups_of(cons)
@@ -1507,7 +1507,7 @@ class OASession(OracleSession):
         Warm-started from the last dual points (any alpha is valid, so the pool only affects
         strength). Returns (bound, per (p,)): ``per[j]`` bounds the node's supports containing j.
         """
-        from dpbench.oracle.relaxation import relaxation_bound
+        from .relaxation import relaxation_bound
 
         b, alpha, per = relaxation_bound(self.score, F, [(C, m)], alphas=self._relax_alphas[-3:], per_feature=True,
                                          width=20, rounds=3, iters=30)

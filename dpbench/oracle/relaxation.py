@@ -39,7 +39,7 @@ solution still yields a certified bound: :func:`relaxation_alpha` only chooses a
 validity never depends on its accuracy. Scaling alpha by the best ``t >= 0`` (a concave
 1-D problem, :func:`dual_bounds`) can only raise the bound.
 
-Relation to the OA cuts of :mod:`dpbench.oa`: with ``mu = max(0, T / r - lam)`` the binary
+Relation to the OA cuts of :mod:`dpbench.oracle.outer_approximation`: with ``mu = max(0, T / r - lam)`` the binary
 cut ``const - sum_i z_i a_i^2 / (lam + mu)``, ``const = 2 alpha^T y - ||alpha||^2 - mu r^2``,
 has minimum exactly ``D(alpha)`` over the feasible binary z (:func:`dual_cut`). So D is the
 best single OA cut at alpha, and the relaxation's alpha is a cut that no support's residual
@@ -96,7 +96,7 @@ def groups_of(cons):
     Parameters
     ----------
     cons : object with attributes ``p, s, fixed_in, fixed_out, group, k``
-        E.g. :class:`dpbench.oa.ConstraintSet` (read only; no import of it here).
+        E.g. :class:`dpbench.oracle.outer_approximation.ConstraintSet` (read only; no import of it here).
 
     Returns
     -------
@@ -270,7 +270,7 @@ def dual_cut(a, ay, aa, lam, r, T):
         ``R(S) >= const - sum_{i in S} weights_i`` for every support S, with
         ``mu = max(0, T / r - lam)``, ``const = 2 ay - aa - mu r^2``,
         ``weights = a^2 / (lam + mu)`` (dual of the l2-constrained ridge on S with
-        multiplier mu: module docstring of :mod:`dpbench.oa`).
+        multiplier mu: module docstring of :mod:`dpbench.oracle.outer_approximation`).
     """
     mu = max(0.0, T / r - lam) if np.isfinite(r) else 0.0
     r2 = r * r if np.isfinite(r) else 0.0
