@@ -166,3 +166,18 @@ def test_oracle_with_relaxation_hook_matches_brute_force(lam, r):
                 assert res.status == "optimal", res
                 assert abs(res.objective - opt) <= 1e-9 * max(1.0, opt), (res, opt)
                 assert res.lower_bound <= opt + 1e-9 * max(1.0, opt)
+
+
+def test_capped_simplex_projection_is_the_nearest_point():
+    from dpbench.oracle.relaxation import _project_capped
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        L = int(rng.integers(2, 30))
+        need = int(rng.integers(1, L))
+        v = rng.normal(size=L) * rng.uniform(0.01, 5)
+        z = _project_capped(v, need)
+        assert abs(z.sum() - need) < 1e-9 and z.min() >= 0 and z.max() <= 1
+        for _ in range(5):  # no feasible point is nearer
+            w = _project_capped(rng.uniform(size=L) * 3, need)
+            assert ((v - z) ** 2).sum() <= ((v - w) ** 2).sum() + 1e-9

@@ -754,7 +754,7 @@ class OASession(OracleSession):
     def __init__(self, score, s, backend, solve_master, *, screen=True, max_cut_mb=200.0, master_cuts=40,
                  screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=1_500_000, leaf_limit=20_000,
                  default_time_limit=None, gershgorin=True, relax_after=1,
-                 relax_bnb=1000, relax_nodes=2000):
+                 relax_cand=200, relax_bnb=1000, relax_nodes=2000):
         super().__init__(score, s)
         require_positive_lam(score, backend)
         self.backend = backend
@@ -784,6 +784,7 @@ class OASession(OracleSession):
         self._gain = score.c**2 / (score.col_sq + score.lam)
         self._all = np.arange(p)
         self.relax_after = relax_after
+        self.relax_cand = relax_cand
         self.relax_bnb = relax_bnb
         self.relax_nodes = relax_nodes
         self._relax_budget = 0  # node relaxations left in the current branch and bound
@@ -1319,7 +1320,8 @@ class OASession(OracleSession):
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 return result(S, ub, max(lb, 0.0), "time_limit", it, "time limit reached")
-            if it == self.relax_after and S is not None:  # k-support relaxation hook (see _relax_root)
+            if (S is not None and self._relax_lb is None  # k-support relaxation hook (see _relax_root)
+                    and (it == self.relax_after or cand.size > self.relax_cand)):
                 key, rb = self._relax_root(cons, S)
                 if key is not None:
                     active.add(key)
@@ -1477,11 +1479,14 @@ class OASession(OracleSession):
         return [self.cuts.keys[i] for i in np.argsort(-vals, kind="stable")[: self.master_cuts]]
 
     # ------------------------------------------------------------- k-support relaxation hook
-    # Integration of dpbench/oracle/relaxation.py (issue 15): after ``relax_after`` master
-    # solves without certification, the OA loop adds the k-support dual bound (valid for every
-    # feasible support whatever the accuracy of its dual point), its per-feature bounds to the
-    # safe screening (max with the cut bounds: a max of valid bounds is valid) and its dual
-    # point as one more cut of the master.
+    # Integration of dpbench/oracle/relaxation.py (issue 15). Once per OA call -- before the
+    # first master when the cut screening leaves more than ``relax_cand`` candidates, else
+    # after ``relax_after`` master solves without certification -- the loop adds the k-support
+    # dual bound (valid for every feasible support whatever the accuracy of its dual point),
+    # its per-feature bounds to the safe screening (max with the cut bounds: a max of valid
+    # bounds is valid) and its dual point as one more master cut. When at most ``relax_bnb``
+    # features survive, the call finishes by branch and bound over them with node relaxations
+    # (``_relax_node``, at most ``relax_nodes`` per call). All limits are counts: deterministic.
     def _relax_root(self, cons, S):
         """Root k-support dual bound of one call; returns (cut key or None, bound).
 

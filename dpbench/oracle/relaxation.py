@@ -279,19 +279,24 @@ def dual_cut(a, ay, aa, lam, r, T):
 
 
 def _project_capped(v, need):
-    """Euclidean projection of v onto ``{z in [0, 1]^L : sum z = need}`` (bisection on the shift)."""
+    """Euclidean projection of v onto ``{z in [0, 1]^L : sum z = need}``.
+
+    ``z = clip(v - tau, 0, 1)`` with ``f(tau) = sum clip(v - tau, 0, 1) = need``; f is
+    piecewise linear and nonincreasing with breakpoints at ``v_i`` and ``v_i - 1``, so tau is
+    found exactly by evaluating f at the sorted breakpoints and interpolating (O(L^2) numpy,
+    L the working-set size of one group).
+    """
     if need <= 0:
         return np.zeros_like(v)
     if need >= v.size:
         return np.ones_like(v)
-    lo, hi = v.min() - 1.0, v.max()
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if np.clip(v - mid, 0.0, 1.0).sum() > need:
-            lo = mid
-        else:
-            hi = mid
-    return np.clip(v - hi, 0.0, 1.0)
+    b = np.unique(np.concatenate([v, v - 1.0]))
+    f = np.clip(v[None, :] - b[:, None], 0.0, 1.0).sum(axis=1)  # nonincreasing in b
+    k = int(np.searchsorted(-f, -need, side="right")) - 1  # last breakpoint with f >= need
+    k = min(max(k, 0), b.size - 2)
+    f0, f1 = f[k], f[k + 1]
+    tau = b[k] + (f0 - need) * (b[k + 1] - b[k]) / (f0 - f1) if f0 > f1 else b[k]
+    return np.clip(v - tau, 0.0, 1.0)
 
 
 def _relaxed_value(GW, cW, yy, lam, r, z):
