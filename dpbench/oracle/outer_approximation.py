@@ -754,7 +754,8 @@ class OASession(OracleSession):
     def __init__(self, score, s, backend, solve_master, *, screen=True, max_cut_mb=200.0, master_cuts=40,
                  screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=1_500_000, leaf_limit=20_000,
                  default_time_limit=None, gershgorin=True, relax_after=1,
-                 relax_cand=200, relax_bnb=1000, relax_nodes=2000):
+                 relax_cand=200, relax_bnb=1000, relax_nodes=2000, relax_overlap_nodes=2000,
+                 relax_overlap_after=300):
         super().__init__(score, s)
         require_positive_lam(score, backend)
         self.backend = backend
@@ -787,6 +788,9 @@ class OASession(OracleSession):
         self.relax_cand = relax_cand
         self.relax_bnb = relax_bnb
         self.relax_nodes = relax_nodes
+        self.relax_overlap_nodes = relax_overlap_nodes
+        self.relax_overlap_after = relax_overlap_after
+        self._relax_delay = 0  # nodes a search processes before its first node relaxation
         self._relax_budget = 0  # node relaxations left in the current branch and bound
         self._relax_alphas: list = []  # recent node dual points (warm starts, all valid)
         self._relax_lb = None  # per-feature k-support bounds of the current call (_relax_root)
@@ -1214,7 +1218,7 @@ class OASession(OracleSession):
                     continue
                 if C.size < m:
                     continue
-            if self._relax_budget > 0 and m >= 2 and math.comb(C.size, m) > leaf_limit:
+            if self._relax_budget > 0 and nodes > self._relax_delay and m >= 2 and math.comb(C.size, m) > leaf_limit:
                 # k-support relaxation hook (see _relax_node): node bound and per-feature screening.
                 self._relax_budget -= 1
                 rb, per = self._relax_node(F, C, m)
@@ -1298,7 +1302,10 @@ class OASession(OracleSession):
             if count > self.enum_limit:
                 S, ub, _ = self._local_search(self._start(cons), cons, deadline)
             leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
+            self._relax_budget = self.relax_overlap_nodes if count > self.enum_limit else 0  # relaxation hook
+            self._relax_delay = self.relax_overlap_after
             S, ub, lb, status, nodes = self._branch_and_bound(cons, S, ub, deadline, gap_tol, leaf)
+            self._relax_budget = 0
             if status == "infeasible":
                 return result(None, np.inf, np.inf, "infeasible", nodes, "no support satisfies the constraints")
             if count > self.enum_limit:
@@ -1334,6 +1341,7 @@ class OASession(OracleSession):
                         sub = ConstraintSet.build(self.score.p, self.s, cons.exclude, None, cons.fixed_in,
                                                   np.setdiff1d(self._all, cand))
                         self._relax_budget = self.relax_nodes
+                        self._relax_delay = 0
                         S2, ub2, lb2, status, nodes = self._branch_and_bound(sub, S, ub, deadline, gap_tol,
                                                                              self.leaf_limit)
                         self._relax_budget = 0
@@ -1420,7 +1428,10 @@ class OASession(OracleSession):
                                    "complete", 0, 0, time.perf_counter() - t0, "no support satisfies the constraints")
         target = _BelowTarget(float(threshold), rank, known, cons.exclude, int(max_count), self.s)
         leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
+        self._relax_budget = self.relax_overlap_nodes if count > self.enum_limit else 0  # relaxation hook
+        self._relax_delay = self.relax_overlap_after
         rest, status, nodes = self._bnb_search(cons, target, deadline, leaf)
+        self._relax_budget = 0
         S, v = target.result()
         sc = (np.concatenate([self.score(S[a:a + _CHUNK]) for a in range(0, len(S), _CHUNK)]) if len(S)
               else np.zeros(0))
@@ -1486,7 +1497,10 @@ class OASession(OracleSession):
     # its per-feature bounds to the safe screening (max with the cut bounds: a max of valid
     # bounds is valid) and its dual point as one more master cut. When at most ``relax_bnb``
     # features survive, the call finishes by branch and bound over them with node relaxations
-    # (``_relax_node``, at most ``relax_nodes`` per call). All limits are counts: deterministic.
+    # (``_relax_node``, at most ``relax_nodes`` per call). Overlap calls and threshold
+    # enumerations with more than ``enum_limit`` feasible supports use node relaxations too,
+    # after ``relax_overlap_after`` nodes (easy calls finish before; at most
+    # ``relax_overlap_nodes``). All limits are counts: deterministic.
     def _relax_root(self, cons, S):
         """Root k-support dual bound of one call; returns (cut key or None, bound).
 
