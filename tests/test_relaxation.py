@@ -181,3 +181,25 @@ def test_capped_simplex_projection_is_the_nearest_point():
         for _ in range(5):  # no feasible point is nearer
             w = _project_capped(rng.uniform(size=L) * 3, need)
             assert ((v - z) ** 2).sum() <= ((v - w) ** 2).sum() + 1e-9
+
+
+def test_overlap_and_threshold_calls_with_node_relaxations_match_brute_force():
+    """Overlap optimum and threshold enumeration through branch and bound with node
+    relaxations from the first node on (relax_overlap_after = 0) equal brute force."""
+    from dpbench.plugin_manager import registry
+
+    s = 3
+    X, y = _problem(5, n=25, p=30)
+    score = RidgeScore(X, y, lam=1.0, r=1.1)
+    S, vals = _all_scores(score, s)
+    S0 = S[np.argmin(vals)]
+    for k in (0, 1, 2):
+        sess = registry().solver("highs")(enum_limit=0, leaf_limit=10).session(score, s)
+        sess.relax_overlap_after = 0
+        ok = ConstraintSet.build(30, s, overlap=(S0, k)).feasible_mask(S)
+        res = sess.solve(overlap=(S0, k))
+        assert res.status == "optimal" and abs(res.objective - vals[ok].min()) <= 1e-9 * max(1.0, vals[ok].min())
+        tau = float(np.sort(vals[ok])[min(40, ok.sum() - 1)])
+        below = sess.supports_below(tau, overlap=(S0, k))
+        want = {tuple(row) for row in S[ok & (vals <= tau)].tolist()}
+        assert below.certified and {tuple(row) for row in below.supports.tolist()} == want
