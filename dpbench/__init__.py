@@ -21,6 +21,7 @@ _EXPORTS = {
     "RidgeScore": "score",
     "sensitivity": "privacy.sensitivity",
     "select": "estimator", "DPSubsetSelector": "estimator", "SelectionResult": "estimator",
+    "load_results": "results.frame",
 }
 
 __all__ = sorted(_EXPORTS)

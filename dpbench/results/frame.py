@@ -1,0 +1,271 @@
+"""Results as a tidy pandas DataFrame: one row per (data setting, trial, method, ε).
+
+The SQLite store keeps the data setting, the method configuration and the selector's
+diagnostics as JSON text; :func:`load_results` spreads every field into its own column so
+that a researcher can filter, group and plot with ordinary pandas, and so that tables and
+figures can be keyed on *every* quantity that varies in a run (ρ, SNR, Λ, b_x, seeds,
+design, method parameters) instead of merging distinct settings.
+
+Column naming
+-------------
+* store columns keep their names (``method``, ``n``, ``p``, ``s``, ``epsilon``, ``trial``,
+  ``seed``, ``status``, ``recovery``, ``f1``, ``prepare_seconds``, ...);
+* data-setting fields are plain columns (``generator``, ``rho``, ``snr``, ``design``,
+  ``dataset``, ``standardize``, ...); a user file's path is ``data_file`` (``data`` stays
+  the short display name);
+* run options that change a method's results: ``draws``, ``b_x``, ``b_y``, ``r``, ``lam``,
+  ``sensitivity_bound`` (``"tight"``/``"paper"``; ``sensitivity`` is the value Δ),
+  ``solver``, ``solver.<key>`` (solver parameters), ``param.<name>`` (method parameters as
+  given, ``<NA>`` where not given);
+* ``diag.<name>``: each scalar diagnostic of the selector (lists/dicts as JSON text);
+* ``method_label``: the method name with its non-default parameters, e.g. ``topr(R=5)``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from ..errors import UserInputError
+
+#: Columns that identify *what* was run (everything but outcomes); summaries group on these.
+OUTCOMES = ("key", "label", "trial", "status", "error", "epsilon_spent", "delta", "sensitivity", "n_draws",
+            "recovery", "recovery_prob", "f1", "topk", "hamming", "objective_gap", "prepare_seconds",
+            "draw_seconds", "reference_support", "supports", "created", "trial_prepare_seconds",
+            "draw_seconds_per_draw", "successes", "trial_prepare_all_seconds")
+_INT = ("n", "p", "s", "trial", "seed", "n_draws", "draws")
+_FLOAT = ("epsilon", "epsilon_spent", "delta", "sensitivity", "recovery", "recovery_prob", "f1", "topk",
+          "hamming", "objective_gap", "prepare_seconds", "draw_seconds", "created", "b_x", "b_y", "r", "lam")
+_RENAME_SETTING = {"data": "data_file", "n": None, "p": None, "s": None}
+_RENAME_CONFIG = {"sensitivity": "sensitivity_bound"}
+
+
+def _loads(text):
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return {}
+    if isinstance(text, (dict, list)):
+        return text
+    return json.loads(text) if text else {}
+
+
+def _scalar(v):
+    if isinstance(v, (dict, list, tuple)):
+        return json.dumps(v, sort_keys=True, default=str)
+    return v
+
+
+def _flatten(row: dict, supports: bool) -> dict:
+    out = {k: v for k, v in row.items() if k not in ("setting", "config", "diagnostics", "supports",
+                                                      "reference_support")}
+    for k, v in _loads(row.get("setting")).items():
+        name = _RENAME_SETTING.get(k, k)
+        if name is not None:
+            out[name] = _scalar(v)
+    cfg = _loads(row.get("config"))
+    for k, v in cfg.items():
+        if k == "params":
+            for pk, pv in (v or {}).items():
+                out[f"param.{pk}"] = _scalar(pv)
+        elif k == "solver_params":
+            for sk, sv in (v or {}).items():
+                out[f"solver.{sk}"] = _scalar(sv)
+        else:
+            out[_RENAME_CONFIG.get(k, k)] = _scalar(v)
+    for k, v in _loads(row.get("diagnostics")).items():
+        out[f"diag.{k}"] = _scalar(v)
+    if supports:
+        out["supports"] = _loads(row.get("supports")) or None
+        out["reference_support"] = _loads(row.get("reference_support")) or None
+    return out
+
+
+def method_label(method: str, params: dict) -> str:
+    """``method`` followed by the parameters that differ from the selector's defaults.
+
+    Parameters
+    ----------
+    method : str
+        Registered selector name.
+    params : dict
+        The parameters given for it (strings from the command line are converted with the
+        selector's declared :class:`~dpbench.base.Param` before comparing). When the selector
+        is not installed, every given parameter is shown.
+
+    Returns
+    -------
+    str
+        E.g. ``"topr"`` or ``"topr(R=5)"``.
+    """
+    given = {k: v for k, v in (params or {}).items() if v is not None and not _isna(v)}
+    if not given:
+        return method
+    try:
+        from ..plugin_manager import registry
+
+        cls = registry().selector(method)
+        conf = cls(**given).config
+        shown = {k: conf[k] for k in given if conf[k] != cls.params[k].default}
+    except Exception:  # noqa: BLE001 - an uninstalled plugin: show what was given
+        shown = given
+    if not shown:
+        return method
+    return f"{method}({', '.join(f'{k}={v:g}' if isinstance(v, float) else f'{k}={v}' for k, v in sorted(shown.items()))})"
+
+
+def _isna(v) -> bool:
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(v)) if not isinstance(v, (list, dict, tuple)) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def frame_from_rows(rows, supports: bool = False):
+    """The tidy DataFrame of store rows (dicts as returned by ``ResultStore.rows``).
+
+    See :func:`load_results` for the columns and dtypes.
+    """
+    import pandas as pd
+
+    flat = [_flatten(r, supports) for r in rows]
+    df = pd.DataFrame(flat)
+    if df.empty:
+        return df
+    for c in _INT:
+        if c in df:
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
+    for c in _FLOAT:
+        if c in df:
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    labels = {}
+    pcols = [c for c in df.columns if c.startswith("param.")]
+    lab = []
+    for _, r in df[["method", *pcols]].iterrows():
+        params = {c[6:]: r[c] for c in pcols if not _isna(r[c])}
+        k = (r["method"], json.dumps(params, sort_keys=True, default=str))
+        if k not in labels:
+            labels[k] = method_label(r["method"], params)
+        lab.append(labels[k])
+    df["method_label"] = lab
+    # Honest timing: a trial's preparation is stored once (on its first ε); spread it as a
+    # per-(trial, method) quantity, and draw time per draw, so neither depends on ε order.
+    grp_cols = _identity_columns(df, exclude=("epsilon",))
+    df["trial_prepare_seconds"] = df.groupby(grp_cols + ["trial"], dropna=False)["prepare_seconds"].transform("sum")
+    # the same (setting, configuration, trial) for every method: their preparations summed, so
+    # oracle work shared between methods (charged to whichever needed it first) counts once
+    trial_cols = [c for c in grp_cols if c not in ("method", "method_label", "dp_type", "neighbouring")
+                  and not c.startswith("param.")]
+    df["trial_prepare_all_seconds"] = df.groupby(trial_cols + ["trial"], dropna=False)["prepare_seconds"].transform("sum")
+    nd = df["n_draws"].astype("float64").where(df["n_draws"] > 0)
+    df["draw_seconds_per_draw"] = df["draw_seconds"] / nd
+    df["successes"] = (df["recovery"] * df["n_draws"].astype("float64")).round().astype("Int64")
+    for c in df.columns:
+        if df[c].dtype == object and c not in ("supports", "reference_support"):
+            vals = df[c].dropna()
+            if len(vals) and all(isinstance(v, str) for v in vals):
+                df[c] = df[c].astype("string")
+    lead = [c for c in ("method", "method_label", "data", "n", "p", "s", "epsilon", "trial") if c in df]
+    return df[lead + [c for c in df.columns if c not in lead]]
+
+
+def _identity_columns(df, exclude=()) -> list[str]:
+    """Columns that say what was run (setting, configuration, method, ε), not outcomes."""
+    return [c for c in df.columns if c not in OUTCOMES and not c.startswith("diag.") and c not in exclude]
+
+
+def identity_columns(df) -> list[str]:
+    """The columns that identify a setting, method configuration and ε (no outcomes, no diagnostics)."""
+    return _identity_columns(df)
+
+
+def varying_columns(df, exclude=("method", "label")) -> list[str]:
+    """Identity columns that take more than one value in ``df`` (missing counts as a value).
+
+    These are the columns a table or figure must show or facet on so that distinct settings
+    are never merged.
+    """
+    out = []
+    for c in identity_columns(df):
+        if c in exclude:
+            continue
+        if df[c].astype("string").fillna("<NA>").nunique() > 1:
+            out.append(c)
+    return out
+
+
+def load_results(path, *, supports: bool = False):
+    """Load a results database as a tidy pandas DataFrame.
+
+    Parameters
+    ----------
+    path : str or Path
+        A database written by ``dpbench compare --out``.
+    supports : bool, default False
+        Also include the per-draw supports (``supports``: list of D lists of s ints) and the
+        reference support (``reference_support``); off by default because they are large.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (data setting, trial, method, ε). Columns (see the module docstring for
+        the naming): ``n, p, s, trial, seed, n_draws, draws`` as nullable ``Int64``;
+        ``epsilon, delta, sensitivity`` (Δ), ``recovery`` (exact-recovery rate over the
+        trial's draws, in [0, 1]), ``recovery_prob`` (analytic), ``f1, topk, hamming``,
+        ``objective_gap``, ``prepare_seconds`` and ``draw_seconds`` (wall-clock seconds),
+        ``b_x, b_y, r, lam`` as ``float64`` (missing: NaN); names and categorical fields as
+        pandas ``string``; ``diag.*`` and ``param.*`` keep their own types (JSON text for
+        lists). Derived: ``method_label`` (str), ``trial_prepare_seconds`` (float64: the
+        preparation of the (trial, method), whichever ε row carries it),
+        ``trial_prepare_all_seconds`` (float64: the preparation of every method of that trial),
+        ``draw_seconds_per_draw`` (float64) and ``successes`` (Int64: exact recoveries among
+        the trial's draws).
+
+    Raises
+    ------
+    UserInputError
+        If the file does not exist or is not a dpbench results database.
+    """
+    from .store import ResultStore
+
+    if not Path(path).exists():
+        raise UserInputError(f"results database {path} does not exist; run `dpbench compare --out {path}` first")
+    store = ResultStore(path)
+    try:
+        rows = store.rows()
+    finally:
+        store.close()
+    return frame_from_rows(rows, supports=supports)
+
+
+def export_frame(df, path, fmt: str | None = None) -> int:
+    """Write the tidy frame to CSV, JSON (records) or Parquet; returns the number of rows.
+
+    Raises
+    ------
+    UserInputError
+        For an unknown format, or Parquet without pyarrow.
+    """
+    path = Path(path)
+    fmt = (fmt or path.suffix.lstrip(".") or "csv").lower()
+    if fmt in ("pq",):
+        fmt = "parquet"
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    elif fmt == "json":
+        df.to_json(path, orient="records", indent=1, force_ascii=False)
+    elif fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise UserInputError("Parquet export needs pyarrow: pip install 'dpbench[parquet]'") from None
+        out = df.copy()
+        for c in out.columns:  # mixed-type diagnostic columns: Parquet needs one type per column
+            if out[c].dtype == object:
+                out[c] = out[c].map(lambda v: None if v is None or _isna(v) else
+                                    (json.dumps(v) if isinstance(v, (list, dict)) else str(v))).astype("string")
+        out.to_parquet(path, index=False)
+    else:
+        raise UserInputError(f"unknown export format {fmt!r}; use csv, json or parquet")
+    return len(df)
