@@ -49,9 +49,9 @@ def test_default_run_json_summary_and_export(tmp_path, capsys):
 
     csv_path, json_path = tmp_path / "rows.csv", tmp_path / "rows.json"
     assert main(["export", str(db), "-o", str(csv_path)]) == 0
-    assert main(["export", str(db), "-o", str(json_path)]) == 0
+    assert main(["export", str(db), "-o", str(json_path), "--supports"]) == 0
     lines = csv_path.read_text().strip().splitlines()
-    assert len(lines) == 31 and lines[0].startswith("key,method")
+    assert len(lines) == 31 and lines[0].startswith("method,method_label,data,n,p,s,epsilon,trial,key")
     rows = json.loads(json_path.read_text())
     assert len(rows) == 30 and all(len(r["supports"]) == 100 for r in rows)
 
@@ -64,7 +64,7 @@ def test_default_run_json_summary_and_export(tmp_path, capsys):
     assert after == before
 
     assert main(["report", str(db), "--markdown", str(tmp_path / "r.md")]) == 0
-    assert "| exhaustive | toeplitz | 800 |" in (tmp_path / "r.md").read_text()
+    assert "| exhaustive | 800 | 1 | 10 |" in (tmp_path / "r.md").read_text()
 
 
 def test_seed_reproducible_and_seed_sensitive(tmp_path):

@@ -20,8 +20,8 @@ from rich.table import Table
 from ..errors import DPBenchError, UserInputError
 from ..runner.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
 
-# Outside a terminal (logs, CI) rich would wrap the table at 80 columns; keep rows whole.
-console = Console() if Console().is_terminal else Console(width=200)
+# Outside a terminal (logs, CI) rich would wrap at 80 columns; the tables are laid out for 100.
+console = Console() if Console().is_terminal else Console(width=100)
 err_console = Console(stderr=True)
 
 BUILTIN_DEFAULT = {"n": [200, 400, 800], "p": [20], "s": [3]}
@@ -168,8 +168,6 @@ def check_jobs(jobs: int) -> int:
 
 
 def cmd_compare(args) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ..evaluation.metrics import summarize
     from ..runner.execute import execute, plan, row_key
     from ..results.store import ResultStore
@@ -188,10 +186,10 @@ def cmd_compare(args) -> int:
     if resumed:
         err_console.print(f"[dim]resuming: {resumed} of {len(keys)} results already in {escape(str(opts['out']))}[/dim]")
     try:
-        with Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err_console, transient=True) as progress:
-            bar = progress.add_task("trials", total=len(tasks))
-            execute(cfg, store, tasks, on_task_done=lambda rows: progress.advance(bar),
+        from .progress import RunProgress
+
+        with RunProgress(err_console, len(tasks), jobs=opts["jobs"], backend=opts["backend"]) as progress:
+            execute(cfg, store, tasks, on_task_done=progress.task_done, on_event=progress.event,
                     jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
     except KeyboardInterrupt:
         store.close()
@@ -203,7 +201,7 @@ def cmd_compare(args) -> int:
         r["setting"] = json.loads(r["setting"])
         r["config"] = r["config"]
     summary = summarize(rows)
-    print_summary(summary, cfg)
+    print_frame_summary(rows, cfg)
     if any(("dataset" in st or "data" in st) and st.get("standardize", "none") != "none" for st in cfg.data):
         from ..data_io import not_private_notice
 
@@ -316,10 +314,14 @@ def cmd_list(args) -> int:
 
 
 def _add_export(sub):
-    p = sub.add_parser("export", help="write a results database to CSV or JSON")
+    p = sub.add_parser("export", help="write a results database as a tidy table (CSV, JSON or Parquet)",
+                       description="One row per (data setting, trial, method, epsilon), every setting, "
+                                   "configuration and diagnostic field in its own column (the frame of "
+                                   "dpbench.load_results).")
     p.add_argument("database", help="results database written by `dpbench compare --out`")
-    p.add_argument("-o", "--output", required=True, help="output file (.csv or .json)")
-    p.add_argument("--format", choices=["csv", "json"], help="default: from the output suffix")
+    p.add_argument("-o", "--output", required=True, help="output file (.csv, .json or .parquet)")
+    p.add_argument("--format", choices=["csv", "json", "parquet"], help="default: from the output suffix")
+    p.add_argument("--supports", action="store_true", help="include the per-draw supports (large)")
     p.set_defaults(func=cmd_export)
 
 
@@ -349,17 +351,22 @@ def _open_existing(path):
 
 
 def cmd_export(args) -> int:
+    from ..results.frame import export_frame, load_results
+
     check_output_path(args.output, "-o")
-    store = _open_existing(args.database)
-    count = store.export(args.output, args.format)
+    df = load_results(args.database, supports=args.supports)
+    count = export_frame(df, args.output, args.format)
     err_console.print(f"wrote {count} rows to {escape(str(args.output))}")
     return 0
 
 
 def _add_report(sub):
-    p = sub.add_parser("report", help="print (or write as Markdown) the summary of a results database")
+    p = sub.add_parser("report", help="print the summary of a results database, or write it as Markdown or HTML")
     p.add_argument("database")
     p.add_argument("--markdown", "-o", help="write the table as Markdown to this file")
+    p.add_argument("--html", help="write a self-contained HTML report (table, figures, configuration) to this file")
+    p.add_argument("--interval", choices=["wilson", "clopper-pearson", "bootstrap"], default="wilson",
+                   help="interval of the exact-recovery rate (default wilson over draws; bootstrap over trials)")
     p.set_defaults(func=cmd_report)
 
 
@@ -375,15 +382,51 @@ def summary_from_db(path):
     return summarize(rows)
 
 
+def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) -> None:
+    """Print the summary of store rows (or of a tidy frame ``df``) keyed on every varying column.
+
+    The layout fits 100 columns: settings that are the same in every row are printed once
+    above the footnote instead of as columns.
+    """
+    from ..results.frame import frame_from_rows
+    from ..results.summary import summary_frame
+    from .tables import FOOTNOTE, constants_text, rich_table
+
+    out = out or console
+    if df is None:
+        rows = [{**r, "setting": json.dumps(r["setting"]) if isinstance(r["setting"], dict) else r["setting"]}
+                for r in rows]
+        df = frame_from_rows(rows)
+    if df.empty:
+        out.print("no results")
+        return
+    sf = summary_frame(df, interval)
+    out.print(rich_table(sf, title="dpbench compare" if cfg is not None else "dpbench report"))
+    out.print(f"[dim]same for every row: {escape(constants_text(sf))}[/dim]")
+    out.print(f"[dim]neighbouring data sets: replace-one · {FOOTNOTE.format(interval=interval)}[/dim]")
+
+
 def cmd_report(args) -> int:
+    from ..results.frame import load_results
+    from ..results.summary import summary_frame
+
+    for path, flag in ((args.html, "--html"), (args.markdown, "--markdown")):
+        if path:
+            check_output_path(path, flag)
+    if args.html:
+        from .html_report import write_report
+
+        write_report(args.database, args.html, interval=args.interval)
+        err_console.print(f"wrote {escape(str(args.html))}", soft_wrap=True)
+        return 0
+    df = load_results(args.database)
     if args.markdown:
-        check_output_path(args.markdown, "--markdown")
-    summary = summary_from_db(args.database)
-    if args.markdown:
-        Path(args.markdown).write_text(markdown_table(summary))
+        from .tables import markdown_table as md
+
+        Path(args.markdown).write_text(md(summary_frame(df, args.interval)) if not df.empty else "no results\n")
         err_console.print(f"wrote {escape(str(args.markdown))}")
     else:
-        print_summary(summary)
+        print_frame_summary(None, None, args.interval, df=df)
     return 0
 
 

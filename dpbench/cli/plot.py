@@ -1,81 +1,201 @@
-"""``dpbench plot``: recovery (or another metric) against n or epsilon, one line per method.
+"""``dpbench plot``: a metric against any column, lines by ``--hue``, panels by ``--col``/``--row``.
 
-The layout of the papers' figures: exact-recovery rate on the y axis with standard-error
-bars over trials, one line per method, one panel per other setting. Needs matplotlib
-(``pip install 'dpbench[plot]'``).
+Built on the tidy frame (:func:`dpbench.load_results`) and its summary: every column that
+varies in the run and is not on the x axis, the hue or a facet is added to the line label, so
+distinct settings (ρ, SNR, Λ, seeds, method parameters, ...) are never merged into one line.
+Error bars are the chosen interval (Wilson / Clopper–Pearson / bootstrap, see
+:mod:`dpbench.results.summary`). Needs matplotlib (``pip install 'dpbench[plot]'``).
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 
 from ..errors import UserInputError
 
-METRICS = {"recovery": ("recovery_rate", "recovery_se", "exact recovery"),
+#: metric -> (summary column, interval columns or None, axis label)
+METRICS = {"recovery": ("recovery", ("recovery_lo", "recovery_hi"), "exact recovery"),
            "recovery_prob": ("recovery_prob", None, "P(exact recovery), analytic"),
-           "f1": ("f1", None, "F1"), "topk": ("topk", None, "top-k accuracy"),
-           "time": ("time_median_s", None, "median selection seconds")}
+           "f1": ("f1", ("f1_lo", "f1_hi"), "F1"),
+           "prepare": ("prepare_s", None, "preparation per trial (s, median)"),
+           "draw": ("draw_ms", None, "time per draw (ms, median)"),
+           "trial_prepare": ("trial_prepare_all_s", None, "preparation of all methods per trial (s, median)"),
+           "time": ("prepare_s", None, "preparation per trial (s, median)"),
+           "topk": ("topk", None, "top-k accuracy")}
+#: metric -> (key of dpbench.evaluation.metrics.summarize, label) for --heatmap
+_HEATMAP = {"recovery": ("recovery_rate", "exact recovery"), "recovery_prob": ("recovery_prob", "P(exact recovery), analytic"),
+            "f1": ("f1", "F1"), "topk": ("topk", "top-k accuracy"), "time": ("time_median_s", "median selection seconds")}
+_RATES = ("recovery", "recovery_prob", "f1")
 
 
 def add_parser(sub):
-    p = sub.add_parser("plot", help="plot a metric against n or epsilon from a results database")
+    p = sub.add_parser("plot", help="plot a metric against any setting from a results database")
     p.add_argument("database", help="results database written by `dpbench compare --out`")
-    p.add_argument("--x", choices=["n", "epsilon", "p", "s"], default="n", help="x axis (default n)")
-    p.add_argument("--metric", choices=sorted(METRICS), default="recovery", help="y axis (default recovery)")
+    p.add_argument("--x", default="n", help="x-axis column (default n; e.g. epsilon, p, rho)")
+    p.add_argument("--hue", default="method_label", help="one line per value of this column (default: method)")
+    p.add_argument("--col", help="one panel column per value of this column (e.g. rho)")
+    p.add_argument("--row", help="one panel row per value of this column")
+    p.add_argument("--metric", choices=sorted(METRICS), default="recovery",
+                   help="y axis (default recovery; prepare and draw are the two honest timings)")
+    p.add_argument("--interval", choices=["wilson", "clopper-pearson", "bootstrap"], default="wilson",
+                   help="error bars of the recovery rate (default wilson)")
     p.add_argument("-o", "--output", required=True, help="image file (.png, .pdf, .svg)")
-    p.add_argument("--logx", action="store_true", help="logarithmic x axis (useful for epsilon sweeps)")
+    p.add_argument("--logx", action="store_true", help="logarithmic x axis (default for epsilon)")
+    p.add_argument("--logy", action="store_true",
+                   help="logarithmic y axis for small probabilities (symlog: zeros stay visible at 0)")
     p.add_argument("--heatmap", action="store_true",
                    help="data set x epsilon heatmap of the metric, one panel per method and one for the "
                         "difference of the first two (swope2024 Figures 6-7)")
     p.set_defaults(func=run)
 
 
-def _panel_order(item):
-    # numeric settings in numeric order (epsilon 1, 3, 10, 30 — not 1, 10, 3, 30)
-    return tuple((0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)) for v in item[0])
+def _alias(col):
+    return {"method": "method_label", "eps": "epsilon", "ε": "epsilon"}.get(col, col)
 
 
-def plot_summary(summary, x: str, metric: str, output, logx: bool = False) -> int:
-    """Draw ``metric`` against ``x`` per method; one panel per remaining setting. Returns the panel count."""
+def _fmt(v):
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _order(v):
+    return (0, float(v), "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0.0, str(v))
+
+
+def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=None, logx=None, logy=False):
+    """A matplotlib Figure of ``metric`` against ``x`` from a summary frame.
+
+    Parameters
+    ----------
+    sf : pandas.DataFrame
+        From :func:`dpbench.results.summary.summary_frame`.
+    x, hue, col, row : str
+        Column names of ``sf`` (``method`` means ``method_label``).
+    metric : str
+        A key of :data:`METRICS`.
+    logx : bool or None
+        None: logarithmic for ``epsilon``, linear otherwise.
+    logy : bool
+        Symmetric-log y axis, linear below the smallest positive value's decade, so that
+        probabilities of 1e-18 are distinguishable and exact zeros stay visible.
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, int)
+        The figure and its number of panels.
+
+    Raises
+    ------
+    UserInputError
+        Unknown column, no values to plot, or matplotlib not installed.
+    """
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import FixedLocator, NullLocator
     except ImportError:
         raise UserInputError("dpbench plot needs matplotlib: pip install 'dpbench[plot]'") from None
-    ykey, ekey, ylabel = METRICS[metric]
-    panels = defaultdict(lambda: defaultdict(list))
-    others = [k for k in ("data", "n", "p", "s", "epsilon") if k != x]
-    for d in summary:
-        if d[ykey] is None or (isinstance(d[ykey], float) and math.isnan(d[ykey])):
-            continue
-        panels[tuple(d[k] for k in others)][d.get("label", d["method"])].append(d)
-    if not panels:
+    from ..results.summary import display_columns
+
+    x, hue, col, row = _alias(x), _alias(hue), _alias(col) if col else None, _alias(row) if row else None
+    for name, c in (("--x", x), ("--hue", hue), ("--col", col), ("--row", row)):
+        if c is not None and c not in sf.columns:
+            raise UserInputError(f"{name} {c!r} is not a column of these results; columns: "
+                                 f"{', '.join(display_columns(sf))}")
+    ykey, ekeys, ylabel = METRICS[metric]
+    data = sf[sf[ykey].notna()]
+    if data.empty:
         raise UserInputError(f"no {metric} values to plot in this database")
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False, sharey=True)
-    for ax, (key, methods) in zip(axes[0], sorted(panels.items(), key=_panel_order)):
-        for method, rows in sorted(methods.items()):
-            rows.sort(key=lambda d: d[x])
-            xs = [d[x] for d in rows]
-            ys = [d[ykey] for d in rows]
-            err = [0 if (ekey is None or d[ekey] is None or math.isnan(d[ekey])) else d[ekey] for d in rows]
-            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"{method} ({rows[0]['dp_type']})")
-        ax.set_title(", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in zip(others, key)),
-                     fontsize=9)
-        ax.set_xlabel("ε" if x == "epsilon" else x)
-        if logx:
-            ax.set_xscale("log")
-        if metric in ("recovery", "recovery_prob", "f1", "topk"):
-            ax.set_ylim(-0.03, 1.03)
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel(ylabel)
-    axes[0][-1].legend(fontsize=8, loc="best")
+    used = {x, hue, col, row}
+    # every other varying column goes into the line label: distinct settings never merge
+    extra = [c for c in display_columns(sf) if c not in used and c != "method_label"
+             and sf[c].astype("string").fillna("<NA>").nunique() > 1]
+    if hue != "method_label" and "method_label" in display_columns(sf) and sf["method_label"].nunique() > 1:
+        extra = ["method_label"] + extra
+    cols = sorted(data[col].unique(), key=_order) if col else [None]
+    rows = sorted(data[row].unique(), key=_order) if row else [None]
+    fig, axes = plt.subplots(len(rows), len(cols), figsize=(3.6 * len(cols) + 0.6, 3.0 * len(rows) + 0.6),
+                             squeeze=False, sharey=True, sharex=True)
+    if logx is None:
+        logx = x == "epsilon"
+    vals = [data[k].astype(float).to_numpy() for k in (ykey, *(ekeys or ()))]
+    import numpy as np
+
+    pos = np.concatenate([v[v > 0] for v in vals])
+    linthresh = float(10 ** np.floor(np.log10(pos.min()))) if pos.size else 1e-3
+    handles = {}
+    for i, rv in enumerate(rows):
+        for j, cv in enumerate(cols):
+            ax = axes[i][j]
+            sub = data
+            if col:
+                sub = sub[sub[col] == cv]
+            if row:
+                sub = sub[sub[row] == rv]
+            groups = sub.groupby([hue, *extra], dropna=False, sort=False)
+            for gk, g in sorted(groups, key=lambda kv: tuple(_order(v) for v in
+                                                             (kv[0] if isinstance(kv[0], tuple) else (kv[0],)))):
+                gk = gk if isinstance(gk, tuple) else (gk,)
+                label = _fmt(gk[0]) if hue == "method_label" else f"{hue}={_fmt(gk[0])}"
+                if extra:
+                    label += " · " + ", ".join(f"{c}={_fmt(v)}" for c, v in zip(extra, gk[1:]))
+                g = g.sort_values(x)
+                xs = g[x].astype(float).to_numpy()
+                ys = g[ykey].astype(float).to_numpy()
+                yerr = None
+                if ekeys:
+                    lo = g[ekeys[0]].astype(float).to_numpy()
+                    hi = g[ekeys[1]].astype(float).to_numpy()
+                    ok = ~(_isnan(lo) | _isnan(hi))
+                    yerr = [[(ys[k] - lo[k]) if ok[k] else 0.0 for k in range(len(ys))],
+                            [(hi[k] - ys[k]) if ok[k] else 0.0 for k in range(len(ys))]]
+                h = ax.errorbar(xs, ys, yerr=yerr, marker="o", ms=4, capsize=3, lw=1.4,
+                                color=handles[label][0].get_color() if label in handles else None)
+                handles.setdefault(label, h)
+            title = ", ".join(f"{c}={_fmt(v)}" for c, v in ((row, rv), (col, cv)) if c)
+            if title:
+                ax.set_title(title, fontsize=9)
+            if logx:
+                ax.set_xscale("log")
+            if logy:
+                # symlog: exact zeros (no recovery in any draw) stay visible at 0 instead of vanishing
+                ax.set_yscale("symlog", linthresh=linthresh, linscale=0.5)
+                if metric in _RATES:
+                    ax.set_ylim(0, 1.05)
+            elif metric in _RATES:
+                ax.set_ylim(-0.03, 1.03)
+            xv = sorted(set(data[x].astype(float)))
+            if len(xv) <= 8:  # the run's own values as ticks, printed plainly (no 10^0 / 2x10^0 clutter)
+                ax.xaxis.set_major_locator(FixedLocator(xv))
+                ax.xaxis.set_minor_locator(NullLocator())
+                ax.set_xticks(xv, [f"{v:g}" for v in xv], rotation=45 if len(xv) > 5 else 0)
+            ax.grid(alpha=0.3)
+            if i == len(rows) - 1:
+                ax.set_xlabel("ε" if x == "epsilon" else x)
+        axes[i][0].set_ylabel(ylabel)
+    fig.legend(list(handles.values()), list(handles), loc="center left", bbox_to_anchor=(1.0, 0.5),
+               fontsize=8, frameon=False)
     fig.tight_layout()
-    fig.savefig(output, dpi=130)
+    return fig, len(rows) * len(cols)
+
+
+def _isnan(a):
+    import numpy as np
+
+    return np.isnan(a)
+
+
+def plot_frame(sf, output, **kw) -> int:
+    """Draw :func:`make_figure` into ``output`` (legend outside the panels); returns the panel count."""
+    import matplotlib.pyplot as plt
+
+    fig, n = make_figure(sf, **kw)
+    fig.savefig(output, dpi=130, bbox_inches="tight")
     plt.close(fig)
-    return len(panels)
+    return n
 
 
 def plot_heatmap(summary, metric: str, output) -> int:
@@ -94,7 +214,9 @@ def plot_heatmap(summary, metric: str, output) -> int:
         import matplotlib.pyplot as plt
     except ImportError:
         raise UserInputError("dpbench plot needs matplotlib: pip install 'dpbench[plot]'") from None
-    ykey, _, label = METRICS[metric]
+    if metric not in _HEATMAP:
+        raise UserInputError(f"--heatmap draws {', '.join(sorted(_HEATMAP))}; not {metric!r}")
+    ykey, label = _HEATMAP[metric]
     rows = sorted({(d["data"], d["s"]) for d in summary})
     eps = sorted({d["epsilon"] for d in summary})
     methods = sorted({d["method"] for d in summary})
@@ -126,13 +248,22 @@ def plot_heatmap(summary, metric: str, output) -> int:
 def run(args) -> int:
     from rich.markup import escape
 
-    from .main import check_output_path, err_console, summary_from_db
+    from ..results.frame import load_results
+    from ..results.summary import summary_frame
+    from .main import check_output_path, err_console
 
     check_output_path(args.output, "-o")
-    summary = summary_from_db(args.database)
     if args.heatmap:
-        n = plot_heatmap(summary, args.metric, args.output)
-    else:
-        n = plot_summary(summary, args.x, args.metric, args.output, args.logx)
-    err_console.print(f"wrote {escape(str(args.output))} ({n} panel{'s' if n > 1 else ''})")
+        from .main import summary_from_db
+
+        n = plot_heatmap(summary_from_db(args.database), args.metric, args.output)
+        err_console.print(f"wrote {escape(str(args.output))} ({n} panel{'s' if n > 1 else ''})", soft_wrap=True)
+        return 0
+    df = load_results(args.database)
+    if df.empty:
+        raise UserInputError(f"{args.database} holds no results yet")
+    sf = summary_frame(df, args.interval)
+    n = plot_frame(sf, args.output, x=args.x, metric=args.metric, hue=args.hue, col=args.col, row=args.row,
+                   logx=True if args.logx else None, logy=args.logy)
+    err_console.print(f"wrote {escape(str(args.output))} ({n} panel{'s' if n > 1 else ''})", soft_wrap=True)
     return 0

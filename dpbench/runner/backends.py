@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import UserInputError
 
 
-def dask_results(cfg, tasks, scheduler: str | None = None):
+def dask_results(cfg, tasks, scheduler: str | None = None, jobs: int = 1):
     """Yield the rows of each task as it completes on a dask cluster.
 
     Parameters
@@ -20,6 +20,9 @@ def dask_results(cfg, tasks, scheduler: str | None = None):
     scheduler : str, optional
         Address of an existing ``dask.distributed`` scheduler (``tcp://host:8786``);
         None starts a ``LocalCluster`` for the duration of the run.
+    jobs : int
+        Worker processes of that LocalCluster (``--jobs``; one thread each, because the
+        numerical kernels are single-threaded per trial). Ignored with ``scheduler``.
 
     Raises
     ------
@@ -41,7 +44,7 @@ def dask_results(cfg, tasks, scheduler: str | None = None):
                 raise UserInputError(f"cannot reach the dask scheduler at {scheduler} ({exc}); check the address "
                                      "or omit --scheduler to start a LocalCluster") from None
         else:
-            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(n_workers=max(1, int(jobs)), threads_per_worker=1, processes=True, dashboard_address=None)
             client = Client(cluster)
         with client:
             futures = [client.submit(run_trial, cfg, t, pure=False) for t in tasks]

@@ -275,13 +275,15 @@ def reference_support(cfg: RunConfig, problem: Problem, trial: Trial) -> np.ndar
     return compute_reference(cfg.reference, trial)
 
 
-def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
+def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
     """Run every pending (method, epsilon) of one trial and return the result rows.
 
     Whatever a selector raises during the trial, :class:`UserInputError` and ``SystemExit``
     included, is recorded as a failed row with its error, and the run goes on: the run's
     configuration was validated before the first trial (:meth:`RunConfig.validate`), so an
     error here belongs to this trial. Only ``KeyboardInterrupt`` stops the run.
+    ``on_event(task, method, stage)``, if given, is called before each method's
+    ``"prepare"`` and ``"draws"`` (progress display within a trial; serial runs only).
     """
     problem = make_problem(cfg, task.setting, task.trial)
     trials = {}
@@ -313,6 +315,8 @@ def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
         trial = trial_for(getattr(cls, "preprocessing", "clip"))
         meta = {**base, "method": method, "label": method, "config": method_config(cfg, method),
                 "dp_type": cls.dp_type, "neighbouring": cls.neighbouring}
+        if on_event:
+            on_event(task, method, "prepare")
         t0 = time.perf_counter()
         try:
             prepared = selector.prepare(trial, rng_for(cfg.seed, "prepare", skey, task.trial, method))
@@ -320,6 +324,8 @@ def run_trial(cfg: RunConfig, task: TrialTask) -> list[dict]:
             rows += [_failed(cfg, task, meta, e, exc) for e in epsilons]
             continue
         t_prep = time.perf_counter() - t0
+        if on_event:
+            on_event(task, method, "draws")
         for eps in epsilons:
             try:
                 t1 = time.perf_counter()
@@ -376,15 +382,16 @@ def _failed(cfg, task, meta, eps, exc) -> dict:
 
 
 def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, backend: str = "serial",
-            scheduler: str | None = None) -> int:
+            scheduler: str | None = None, on_event=None) -> int:
     """Run ``tasks`` and write each trial's rows to ``store`` as soon as it finishes.
 
     Only this (coordinating) process writes to the database. Returns the number of rows
     written. ``jobs > 1`` runs trials in parallel with joblib (loky); ``backend="dask"``
-    sends them to a dask.distributed cluster (``scheduler`` address, or a LocalCluster).
+    sends them to a dask.distributed cluster (``scheduler`` address, or a LocalCluster of
+    ``jobs`` workers). ``on_event`` is forwarded to :func:`run_trial` in serial runs.
     """
     written = 0
-    for rows in _results(cfg, tasks, jobs, backend, scheduler):
+    for rows in _results(cfg, tasks, jobs, backend, scheduler, on_event):
         store.write(rows)
         written += len(rows)
         if on_task_done:
@@ -392,11 +399,11 @@ def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, back
     return written
 
 
-def _results(cfg, tasks, jobs, backend, scheduler):
+def _results(cfg, tasks, jobs, backend, scheduler, on_event=None):
     if backend == "dask":
         from .backends import dask_results
 
-        yield from dask_results(cfg, tasks, scheduler)
+        yield from dask_results(cfg, tasks, scheduler, jobs=jobs)
     elif jobs > 1:
         from joblib import Parallel, delayed
 
@@ -404,7 +411,7 @@ def _results(cfg, tasks, jobs, backend, scheduler):
         yield from par(delayed(run_trial)(cfg, t) for t in tasks)
     else:
         for t in tasks:
-            yield run_trial(cfg, t)
+            yield run_trial(cfg, t, on_event)
 
 
 def config_dict(cfg: RunConfig) -> dict:

@@ -1,0 +1,141 @@
+"""Summary tables of the tidy results frame: rich (terminal, readable in 100 columns),
+Markdown and HTML, each keyed on every column that varies in the run."""
+
+from __future__ import annotations
+
+import html
+import math
+
+from rich.markup import escape
+
+from ..results.summary import constant_columns, display_columns
+
+#: Short headers of identity columns (the full names are in the tidy frame).
+HEADERS = {"method_label": "method", "epsilon": "ε", "rho": "ρ", "snr": "SNR", "lam": "Λ", "b_x": "b_x",
+           "b_y": "b_y", "seed": "seed", "draws": "draws", "sensitivity_bound": "Δ bound"}
+
+
+def _num(v, spec=".3f"):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    try:
+        import pandas as pd
+
+        if pd.isna(v):
+            return "—"
+    except (TypeError, ValueError):
+        pass
+    if isinstance(v, float):
+        return format(v, spec)
+    return str(v)
+
+
+def _cell(col, v):
+    if col == "epsilon":
+        return f"{v:g}"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return _num(v)
+
+
+def rate_text(d, spec=".3f") -> str:
+    """``rate [lo, hi]`` of a summary row's exact recovery (— when no ok trial)."""
+    if d["recovery"] is None or math.isnan(d["recovery"]):
+        return "—"
+    return f"{d['recovery']:{spec}} [{_num(d['recovery_lo'], spec)}, {_num(d['recovery_hi'], spec)}]"
+
+
+def dp_text(d) -> str:
+    """The DP type with the ε' actually guaranteed when it differs from ε, and the guarantee column if any."""
+    dp = str(d.get("dp_type") or "")
+    es = d.get("epsilon_spent")
+    if es is not None and not (isinstance(es, float) and math.isnan(es)) and es != d["epsilon"]:
+        dp += f" (ε'={es:.3g})"
+    if isinstance(d.get("gap_condition"), str):
+        dp += f" (gap {d['gap_condition']})"
+    g = d.get("guarantee")
+    if isinstance(g, str) and g and g != dp:
+        dp += f" · {g}"
+    return dp
+
+
+def table_columns(sf) -> list[str]:
+    return display_columns(sf)
+
+
+def rich_table(sf, title="dpbench", level=0.95):
+    """A rich Table of a :func:`~dpbench.results.summary.summary_frame` (user text escaped)."""
+    from rich import box
+    from rich.table import Table
+
+    ident = display_columns(sf)
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 0))
+    heads = [HEADERS.get(c, c) for c in ident] + ["trials", f"recovery [{level:.0%} CI]", "P exact", "F1",
+                                                   "prep s", "trial s", "ms/ draw", "fail/ unc.", "DP"]
+    body, widths = [], [1] * len(heads)
+    for d in sf.to_dict("records"):
+        plain = [_cell(c, d[c]) for c in ident]
+        plain += [str(d["trials"]), rate_text(d, ".2f").replace(", ", ","), _num(d["recovery_prob"], ".2g"),
+                  _num(d["f1"], ".2f"), _num(d["prepare_s"], ".2g"), _num(d["trial_prepare_all_s"], ".2g"),
+                  _num(d["draw_ms"], ".2g"), f"{d['failed']}/{d['uncertified']}", dp_text(d)]
+        widths = [max(w, len(t)) for w, t in zip(widths, plain)]
+        cells = [escape(t) for t in plain]
+        if d["uncertified"]:
+            cells[-2] = f"{d['failed']}/[red]{d['uncertified']}[/red]"
+        body.append(cells)
+    # cells never wrap (a column is at least as wide as its widest cell, up to 24); headers and
+    # the DP text wrap, so the table fits in 100 columns
+    for i, (h, w) in enumerate(zip(heads, widths)):
+        left = i < len(ident) and ident[i] in ("method_label", "data") or h == "DP"
+        w = max(min(24, w), max(len(word) for word in h.split()))
+        table.add_column(h, justify="left" if left else "right", overflow="fold",
+                         **({"min_width": 10} if h == "DP" else {"width": w}))
+    for cells in body:
+        table.add_row(*cells)
+    return table
+
+
+def constants_text(sf) -> str:
+    """One line with the settings that are the same for every row."""
+    const = constant_columns(sf)
+    return " · ".join(f"{HEADERS.get(k, k)}={v:g}" if isinstance(v, float) else f"{HEADERS.get(k, k)}={v}"
+                      for k, v in const.items())
+
+
+FOOTNOTE = ("exact recovery: pooled rate over all draws of the ok trials with its {interval} interval · "
+            "P(exact): the mechanism's analytic probability (— where not available) · prep s: median per-trial "
+            "preparation of this method (ε-independent; oracle work shared by methods of a trial is charged to the "
+            "first that needs it) · trial s: median preparation of all methods of a trial (shared work once) "
+            "· ms/draw: median time per private draw · fail/unc.: failed and uncertified trials, never "
+            "averaged in")
+
+
+def markdown_table(sf, level=0.95) -> str:
+    """The summary frame as a GitHub-flavoured Markdown table."""
+    ident = display_columns(sf)
+    head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact) analytic",
+                                                 "F1", "prep s", "trial prep s", "ms/draw", "DP", "failed", "uncertified"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for d in sf.to_dict("records"):
+        cells = [_cell(c, d[c]) for c in ident] + [
+            str(d["trials"]), rate_text(d), _num(d["recovery_prob"], ".3g"), _num(d["f1"]), _num(d["prepare_s"], ".3g"),
+            _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def html_table(sf, level=0.95) -> str:
+    """The summary frame as an HTML table (every cell escaped)."""
+    ident = display_columns(sf)
+    head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact)",
+                                                 "F1 [CI]", "prep s", "trial prep s", "ms/draw", "DP", "failed", "uncertified"]
+    out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    for d in sf.to_dict("records"):
+        f1 = f"{_num(d['f1'])} [{_num(d['f1_lo'])}, {_num(d['f1_hi'])}]" if not math.isnan(d["f1"]) else "—"
+        cells = [_cell(c, d[c]) for c in ident] + [
+            str(d["trials"]), rate_text(d), _num(d["recovery_prob"], ".3g"), f1, _num(d["prepare_s"], ".3g"),
+            _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
+        cls = ' class="warn"' if d["uncertified"] or d["failed"] else ""
+        out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)

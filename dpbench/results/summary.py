@@ -1,0 +1,177 @@
+"""Per-setting summaries of the tidy frame, keyed on every column that varies, with intervals.
+
+Intervals
+---------
+* exact recovery (a rate): by default the Wilson score interval (Wilson 1927; via
+  ``scipy.stats.binomtest(...).proportion_ci(method="wilson")``) of the pooled successes
+  over all draws of all ok trials, or the exact Clopper–Pearson interval
+  (``method="exact"``). The pooled interval treats draws as independent given the data;
+  ``"bootstrap"`` instead resamples trials (percentile bootstrap of the mean per-trial
+  rate, ``scipy.stats.bootstrap``), which also covers the between-trial variation.
+  A rate of 0 out of N draws therefore shows as ``0 [0, 3.8/N]``, never ``0 ± 0``.
+* means over trials (F1, analytic P(exact), seconds): percentile bootstrap over trials
+  (``scipy.stats.bootstrap``, 2000 resamples, fixed seed so the table is reproducible).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .frame import identity_columns
+
+INTERVALS = ("wilson", "clopper-pearson", "bootstrap")
+LEVEL = 0.95
+_BOOT = 2000
+
+
+def rate_interval(successes: int, total: int, method: str = "wilson", level: float = LEVEL) -> tuple[float, float]:
+    """Confidence interval for a binomial rate ``successes / total``.
+
+    Parameters
+    ----------
+    successes, total : int
+        Exact recoveries and draws (``0 <= successes <= total``).
+    method : {"wilson", "clopper-pearson"}
+        Wilson score interval or the exact Clopper–Pearson interval
+        (``scipy.stats.binomtest(...).proportion_ci``).
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        Lower and upper bound in [0, 1]; ``(nan, nan)`` when ``total == 0``.
+    """
+    from scipy.stats import binomtest
+
+    if total <= 0:
+        return math.nan, math.nan
+    ci = binomtest(int(successes), int(total)).proportion_ci(
+        confidence_level=level, method="wilson" if method == "wilson" else "exact")
+    return float(ci.low), float(ci.high)
+
+
+def bootstrap_interval(values, level: float = LEVEL, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of per-trial ``values`` (NaNs dropped).
+
+    Returns ``(nan, nan)`` for fewer than 2 values, and ``(v, v)`` when all values are equal
+    (the bootstrap distribution is degenerate; with rates prefer :func:`rate_interval`).
+    """
+    from scipy.stats import bootstrap
+
+    v = np.asarray([x for x in values if x is not None and not (isinstance(x, float) and math.isnan(x))],
+                   dtype=np.float64)
+    if v.size < 2:
+        return math.nan, math.nan
+    if np.all(v == v[0]):
+        return float(v[0]), float(v[0])
+    res = bootstrap((v,), np.mean, confidence_level=level, n_resamples=_BOOT, method="percentile",
+                    random_state=np.random.default_rng(seed))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
+    """One row per distinct (setting, method configuration, ε) of the tidy frame.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        From :func:`dpbench.results.frame.load_results`.
+    interval : {"wilson", "clopper-pearson", "bootstrap"}
+        Interval of the exact-recovery rate (see the module docstring).
+    level : float
+        Confidence level of every interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The identity columns (every setting and configuration column, ``method_label``,
+        ``epsilon``), then ``trials`` (ok), ``failed``, ``uncertified``, ``draws_total``,
+        ``recovery`` (pooled rate) with ``recovery_lo``/``recovery_hi``, ``recovery_prob``
+        (mean analytic probability, NaN unless every ok trial has one), ``f1`` with
+        ``f1_lo``/``f1_hi``, ``prepare_s`` (median per-trial preparation of this method, shared
+        oracle work included where this method did it), ``trial_prepare_all_s`` (median over
+        trials of the preparation of all methods of the trial: the shared work counted once),
+        ``draw_ms`` (median milliseconds per draw), ``epsilon_spent`` (max), ``gap_condition``
+        (``"k/m"`` trials where mistakes' pure-DP gap condition held, else None). Sorted by
+        the identity columns; ``attrs["identity"]`` lists them.
+    """
+    import pandas as pd
+
+    if interval not in INTERVALS:
+        from ..errors import UserInputError
+
+        raise UserInputError(f"unknown interval {interval!r}; use one of {', '.join(INTERVALS)}")
+    keys = identity_columns(df)
+    out = []
+    for gkey, g in df.groupby(keys, dropna=False, sort=True):
+        ok = g[g["status"] == "ok"]
+        succ = int(ok["successes"].fillna(0).sum()) if len(ok) else 0
+        total = int(ok["n_draws"].fillna(0).sum()) if len(ok) else 0
+        rate = succ / total if total else math.nan
+        if interval == "bootstrap":
+            lo, hi = bootstrap_interval(ok["recovery"].tolist(), level)
+            rate = float(ok["recovery"].mean()) if len(ok) else math.nan
+        else:
+            lo, hi = rate_interval(succ, total, interval, level)
+        probs = ok["recovery_prob"]
+        f1 = float(ok["f1"].mean()) if len(ok) else math.nan
+        f1_lo, f1_hi = bootstrap_interval(ok["f1"].tolist(), level)
+        eps_spent = ok["epsilon_spent"].dropna()
+        gap = ok["diag.gap_condition"].dropna() if "diag.gap_condition" in ok else []
+        row = dict(zip(keys, gkey if isinstance(gkey, tuple) else (gkey,)))
+        row.update({
+            "trials": int(len(ok)), "failed": int((g["status"] == "failed").sum()),
+            "uncertified": int((g["status"] == "uncertified").sum()), "draws_total": total,
+            "recovery": rate, "recovery_lo": lo, "recovery_hi": hi,
+            "recovery_prob": float(probs.mean()) if len(ok) and probs.notna().all() else math.nan,
+            "f1": f1, "f1_lo": f1_lo, "f1_hi": f1_hi,
+            "topk": float(ok["topk"].mean()) if len(ok) else math.nan,
+            "prepare_s": float(ok["trial_prepare_seconds"].median()) if len(ok) else math.nan,
+            "draw_ms": 1e3 * float(ok["draw_seconds_per_draw"].median()) if len(ok) else math.nan,
+            "trial_prepare_all_s": float(ok["trial_prepare_all_seconds"].median()) if len(ok) else math.nan,
+            "epsilon_spent": float(eps_spent.max()) if len(eps_spent) else math.nan,
+            # mistakes is pure DP only where R(S2) - R(S1) > 2Δ held: count those trials
+            "gap_condition": f"{int(sum(bool(v) for v in gap))}/{len(gap)}" if len(gap) else None,
+        })
+        out.append(row)
+    res = pd.DataFrame(out)
+    res.attrs["identity"] = keys
+    return res
+
+
+def _ident(df) -> list[str]:
+    return list(df.attrs.get("identity") or identity_columns(df))
+
+
+def _varying(df, cols) -> list[str]:
+    return [c for c in cols if df[c].astype("string").fillna("<NA>").nunique() > 1]
+
+
+def display_columns(df) -> list[str]:
+    """The identity columns a table must show: ``method_label``, every varying column, ``epsilon``.
+
+    ``df`` is a tidy or a summary frame. Method parameters are in ``method_label``.
+    """
+    skip = ("method", "label", "method_label", "epsilon", "dp_type", "neighbouring", "data")
+    vary = [c for c in _varying(df, _ident(df)) if c not in skip and not c.startswith("param.")]
+    cols = ["method_label"]
+    if "data" in df and df["data"].nunique(dropna=False) > 1:
+        cols.append("data")
+    return cols + vary + ["epsilon"]
+
+
+def constant_columns(df) -> dict:
+    """Identity columns with one value in the run (shown once, above or below the table)."""
+    ident = _ident(df)
+    vary = set(_varying(df, ident))
+    out = {}
+    for c in ident:
+        if c in vary or c in ("method", "method_label", "label", "dp_type", "neighbouring") or c.startswith("param."):
+            continue
+        v = df[c].dropna()
+        if len(v):
+            out[c] = v.iloc[0]
+    return out
