@@ -356,7 +356,7 @@ def cmd_export(args) -> int:
     check_output_path(args.output, "-o")
     df = load_results(args.database, supports=args.supports)
     count = export_frame(df, args.output, args.format)
-    err_console.print(f"wrote {count} rows to {escape(str(args.output))}")
+    err_console.print(f"wrote {count} rows to {escape(str(args.output))}", soft_wrap=True)
     return 0
 
 

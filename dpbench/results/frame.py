@@ -254,7 +254,7 @@ def export_frame(df, path, fmt: str | None = None) -> int:
     if fmt == "csv":
         df.to_csv(path, index=False)
     elif fmt == "json":
-        df.to_json(path, orient="records", indent=1, force_ascii=False)
+        df.to_json(path, orient="records", indent=1, force_ascii=False, double_precision=15)
     elif fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
