@@ -298,12 +298,68 @@ class Selector(Configurable, abc.ABC):
         """
         return None
 
+    #: Bump when the structure of the saved preparation changes: stored artefacts of another
+    #: version are ignored (recomputed), never misread.
+    prepared_version: ClassVar[int] = 1
+
+    def save_prepared(self, prepared: Any) -> dict | None:
+        """The ε-independent preparation as plain data, so a resumed run need not redo it.
+
+        Optional. The runner stores the returned dict in the results database (artefact
+        table: arrays as ``.npy`` data, everything else as JSON; no pickle) under a key of
+        (data setting, trial, method configuration, seed, :attr:`prepared_version`). Adding
+        ε values or draws to a finished run then costs only :meth:`draw`.
+
+        Parameters
+        ----------
+        prepared : object
+            What :meth:`prepare` returned.
+
+        Returns
+        -------
+        dict or None
+            ``{name: value}`` where each value is a numpy array (numeric or bool dtype) or a
+            JSON-serialisable value (None, bool, int, float including inf/nan, str, lists and
+            dicts of those). None (the default) means "not storable": the preparation is
+            recomputed on resume. :meth:`load_prepared` must rebuild an object with which
+            :meth:`draw` and :meth:`log_prob` give bit-identical results.
+        """
+        return None
+
+    def load_prepared(self, state: dict) -> Any:
+        """Rebuild the ``prepared`` object from :meth:`save_prepared`'s dict (arrays as ndarray)."""
+        raise NotImplementedError(f"{self.name} does not implement load_prepared")
+
     @classmethod
     def describe(cls) -> dict:
         d = super().describe()
         d.update(dp_type=cls.dp_type, neighbouring=cls.neighbouring, reference=cls.reference,
                  analytic=cls.log_prob is not Selector.log_prob)
         return d
+
+
+def dict_state(prepared: dict, skip=()) -> dict:
+    """:meth:`Selector.save_prepared` for a preparation that is a flat dict of arrays and plain values.
+
+    Arrays are kept; numpy scalars become Python numbers; keys in ``skip`` (e.g. per-ε caches
+    filled by :meth:`Selector.draw`) are left out. Raises TypeError for any other value, so a
+    preparation that grows an unstorable field fails loudly instead of being saved wrongly.
+    """
+    out = {}
+    for k, v in prepared.items():
+        if k in skip:
+            continue
+        if isinstance(v, np.ndarray):
+            if v.dtype == object:
+                raise TypeError(f"prepared[{k!r}] is an object array; not storable without pickle")
+            out[k] = v
+        elif isinstance(v, np.generic):
+            out[k] = v.item()
+        elif v is None or isinstance(v, (bool, int, float, str, list, dict)):
+            out[k] = v
+        else:
+            raise TypeError(f"prepared[{k!r}] of type {type(v).__name__} is not an array or JSON value")
+    return out
 
 
 # --------------------------------------------------------------------------- data

@@ -54,6 +54,8 @@ def _add_compare(sub):
             continue
         p.add_argument(opt.flag, *opt.flags, dest=opt.name, type=_cli_type(opt), metavar=opt.name.upper(),
                        help=opt.help + (f" ({', '.join(opt.choices)})" if opt.choices else ""))
+    p.add_argument("--retry-failed", dest="retry_failed", action="store_true",
+                   help="re-run the rows of --out that failed (otherwise a failed row counts as done)")
     p.set_defaults(func=cmd_compare)
 
 
@@ -179,6 +181,8 @@ def cmd_compare(args) -> int:
     opts["jobs"] = check_jobs(opts["jobs"])
     store = ResultStore(opts["out"])
     done = store.done_keys()
+    if getattr(args, "retry_failed", False):
+        done -= store.failed_keys()  # the retry's rows replace the failed ones (ResultStore.write)
     tasks = plan(cfg, done)
     keys = {row_key(cfg, st, t, m, e) for st in cfg.data for t in range(cfg.trials)
             for m in cfg.methods for e in cfg.epsilons}

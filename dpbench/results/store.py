@@ -11,6 +11,7 @@ import csv
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from ..errors import UserInputError
@@ -30,6 +31,46 @@ COLUMNS = {
 
 #: Seconds a write waits for another process's lock after saying so (the first second is silent).
 LOCK_WAIT_SECONDS = 600.0
+
+
+#: Version of the artefact encoding (JSON text + an ``.npz`` archive of plain arrays); rows of
+#: another version are ignored, i.e. the preparation is recomputed.
+ARTEFACT_FORMAT = 1
+ARTEFACT_COLUMNS = ("key TEXT PRIMARY KEY, format INTEGER, method TEXT, json TEXT, arrays BLOB, "
+                    "nbytes INTEGER, created REAL")
+#: Preparations larger than this are not stored (recomputing them is preferred to a huge file).
+ARTEFACT_MAX_BYTES = 256 * 2**20
+
+
+def encode_artefact(state: dict) -> tuple[str, bytes, int]:
+    """Split a saved preparation into JSON text and an ``.npz`` archive (no pickle).
+
+    Returns ``(json_text, npz_bytes, nbytes)``; raises TypeError for an object array.
+    """
+    import io
+
+    import numpy as np
+
+    arrays = {k: v for k, v in state.items() if isinstance(v, np.ndarray)}
+    plain = {k: v for k, v in state.items() if k not in arrays}
+    for k, a in arrays.items():
+        if a.dtype == object:
+            raise TypeError(f"artefact field {k!r} is an object array")
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return json.dumps(plain, default=_json_default), buf.getvalue(), int(sum(a.nbytes for a in arrays.values()))
+
+
+def decode_artefact(text: str, blob: bytes) -> dict:
+    """Inverse of :func:`encode_artefact` (``allow_pickle=False``: a stored file cannot run code)."""
+    import io
+
+    import numpy as np
+
+    state = json.loads(text)
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        state.update({k: z[k] for k in z.files})
+    return state
 
 
 class ResultStore:
@@ -81,6 +122,7 @@ class ResultStore:
                 self.conn.execute("PRAGMA synchronous=NORMAL")
                 cols = ", ".join(f"{k} {v}" for k, v in COLUMNS.items())
                 self._locked(lambda: self.conn.execute(f"CREATE TABLE IF NOT EXISTS results ({cols})"))
+                self._locked(lambda: self.conn.execute(f"CREATE TABLE IF NOT EXISTS artefacts ({ARTEFACT_COLUMNS})"))
         except sqlite3.Error as exc:
             raise UserInputError(f"cannot open {self.path} as a results database ({exc}); "
                                  "choose another --out path") from None
@@ -131,12 +173,15 @@ class ResultStore:
         return {k for (k,) in self.conn.execute("SELECT key FROM results")}
 
     def write(self, rows) -> None:
-        """Insert rows in one transaction; a key already present is left untouched."""
+        """Insert rows in one transaction; a key already present is left untouched unless its row failed."""
         rows = list(rows)
         if not rows:
             return
         names = list(COLUMNS)
-        sql = f"INSERT OR IGNORE INTO results ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+        # a key already present is kept, except a failed row, which a retry replaces
+        update = ", ".join(f"{k} = excluded.{k}" for k in names if k != "key")
+        sql = (f"INSERT INTO results ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
+               f"ON CONFLICT(key) DO UPDATE SET {update} WHERE results.status = 'failed'")
         values = [tuple(_encode(r.get(k)) for k in names) for r in rows]
 
         def insert():
@@ -174,6 +219,31 @@ class ResultStore:
         else:
             raise UserInputError(f"unknown export format {fmt!r}; use csv or json")
         return len(rows)
+
+    def write_artefacts(self, items) -> int:
+        """Store ``(key, method, state)`` preparations (see :meth:`dpbench.base.Selector.save_prepared`).
+
+        Preparations above :data:`ARTEFACT_MAX_BYTES` are skipped; returns the number stored.
+        """
+        rows = []
+        for key, method, state in items:
+            text, blob, nbytes = encode_artefact(state)
+            if nbytes <= ARTEFACT_MAX_BYTES:
+                rows.append((key, ARTEFACT_FORMAT, method, text, blob, nbytes, time.time()))
+        if rows:
+            with self.conn:
+                self.conn.executemany("INSERT OR REPLACE INTO artefacts VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        return len(rows)
+
+    def artefact(self, key: str) -> dict | None:
+        """The stored preparation under ``key`` (arrays as ndarray), or None."""
+        row = self.conn.execute("SELECT json, arrays FROM artefacts WHERE key = ? AND format = ?",
+                                (key, ARTEFACT_FORMAT)).fetchone()
+        return None if row is None else decode_artefact(row[0], row[1])
+
+    def failed_keys(self) -> set[str]:
+        """Keys of rows whose status is ``failed`` (``--retry-failed`` re-runs them)."""
+        return {k for (k,) in self.conn.execute("SELECT key FROM results WHERE status = 'failed'")}
 
     def close(self):
         self.conn.close()

@@ -211,11 +211,37 @@ PLUGIN_FAILURES = (Exception, SystemExit)
 
 @dataclass
 class TrialTask:
-    """Work for one (data setting, trial): the (method, epsilon) pairs still to run."""
+    """Work for one (data setting, trial): the (method, epsilon) pairs still to run.
+
+    ``prepared`` maps a method to its stored ε-independent preparation (see
+    :meth:`dpbench.base.Selector.save_prepared`), filled by :func:`execute` from the store.
+    """
 
     setting: dict
     trial: int
     jobs: list  # [(method, [epsilon, ...]), ...]
+    prepared: dict = field(default_factory=dict)
+
+
+class TrialRows(list):
+    """The rows of one trial (a list) plus ``artefacts``: ``[(key, method, state), ...]`` to store."""
+
+    artefacts: list
+
+
+def artefact_key(cfg: RunConfig, setting: dict, trial: int, method: str) -> str:
+    """Identity of one (trial, selector configuration)'s ε-independent preparation.
+
+    Everything :meth:`Selector.prepare` can depend on: the data setting, the trial, the method
+    and its parameters, clipping, Λ, the sensitivity bound, the solver, the run seed (the
+    ``prepare`` random stream) and the selector's ``prepared_version``; not ε, the number of
+    draws or the reference support.
+    """
+    conf = {k: v for k, v in method_config(cfg, method).items() if k not in ("draws", "reference")}
+    version = getattr(registry().selector(method), "prepared_version", 1)
+    ident = {"artefact": "prepared", "setting": setting, "trial": trial, "method": method, **conf,
+             "seed": cfg.seed, "version": version}
+    return hashlib.sha256(_canon(ident).encode()).hexdigest()[:32]
 
 
 def row_key(cfg: RunConfig, setting: dict, trial: int, method: str, epsilon: float) -> str:
@@ -308,7 +334,9 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
         "s": problem.s, "trial": task.trial, "seed": cfg.seed, "reference": cfg.reference,
         "reference_support": ref.tolist(), "sensitivity": trial.delta, "delta": cfg.delta,
     }
-    rows = []
+    rows = TrialRows()
+    rows.artefacts = []
+    optimum = None
     for method, epsilons in task.jobs:
         cls = registry().selector(method)
         selector = cls(**cfg.method_params.get(method, {}))
@@ -318,11 +346,23 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
         if on_event:
             on_event(task, method, "prepare")
         t0 = time.perf_counter()
+        stored = task.prepared.get(method)
         try:
-            prepared = selector.prepare(trial, rng_for(cfg.seed, "prepare", skey, task.trial, method))
+            if stored is not None:  # done by an earlier run: only the draws are new
+                prepared = selector.load_prepared(stored["state"])
+                opt_here = stored.get("optimum")
+            else:
+                prepared = selector.prepare(trial, rng_for(cfg.seed, "prepare", skey, task.trial, method))
+                opt_here = _optimum_objective(trial)
+                state = selector.save_prepared(prepared)
+                if state is not None:
+                    state = {**state, "__optimum__": opt_here}
+                    rows.artefacts.append((artefact_key(cfg, task.setting, task.trial, method), method, state))
         except PLUGIN_FAILURES as exc:  # recorded, the other methods go on
             rows += [_failed(cfg, task, meta, e, exc) for e in epsilons]
             continue
+        # the objective gap uses the certified optimum whichever method (or earlier run) found it
+        optimum = optimum if optimum is not None else (opt_here if opt_here is not None else _optimum_objective(trial))
         t_prep = time.perf_counter() - t0
         if on_event:
             on_event(task, method, "draws")
@@ -332,7 +372,10 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
                 draws = selector.draw(trial, prepared, eps, cfg.draws,
                                       rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)))
                 t_draw = time.perf_counter() - t1
-                rows.append(_row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_draw))
+                rows.append(_row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_draw,
+                                 optimum if optimum is not None else _optimum_objective(trial)))
+                if stored is not None:  # prepare_seconds is then the loading time of this run
+                    rows[-1]["diagnostics"] = {**(rows[-1]["diagnostics"] or {}), "prepared_from_store": True}
             except PLUGIN_FAILURES as exc:
                 rows.append(_failed(cfg, task, meta, eps, exc))
             t_prep = 0.0  # preparation is charged once, to the first epsilon
@@ -348,14 +391,21 @@ def _check_supports(supports, n_draws, s, p, method) -> np.ndarray:
     return np.sort(S, axis=1)
 
 
-def _row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_draw) -> dict:
+def _optimum_objective(trial) -> float | None:
+    """The certified best-subset objective if some preparation of this trial computed it."""
+    opt = trial.cache.get(("bss_optimum", trial.solver))
+    if opt is not None and getattr(opt, "certified", False) and opt.support is not None:
+        return float(opt.objective)
+    return None
+
+
+def _row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_draw, optimum=None) -> dict:
     S = _check_supports(draws.supports, cfg.draws, trial.s, trial.p, meta["method"])
     m = support_metrics(S, ref)
     lp = selector.log_prob(trial, prepared, eps, ref) if ref.size == trial.s else None
-    optimum = trial.cache.get(("bss_optimum", trial.solver))
     gap = None
-    if optimum is not None and getattr(optimum, "certified", False) and optimum.support is not None:
-        gap = float(np.mean(trial.score(S)) - optimum.objective)
+    if optimum is not None:
+        gap = float(np.mean(trial.score(S)) - optimum)
     return {
         **meta, "key": row_key(cfg, task.setting, task.trial, meta["method"], eps), "epsilon": float(eps),
         "status": "ok" if draws.certified else "uncertified", "error": None,
@@ -391,7 +441,16 @@ def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, back
     ``jobs`` workers). ``on_event`` is forwarded to :func:`run_trial` in serial runs.
     """
     written = 0
+    for t in tasks if hasattr(store, "artefact") else ():
+        # stored preparations travel with the task, so workers never read the database
+        for method, _ in t.jobs:
+            if method not in t.prepared:
+                state = store.artefact(artefact_key(cfg, t.setting, t.trial, method))
+                if state is not None:
+                    t.prepared[method] = {"optimum": state.pop("__optimum__", None), "state": state}
     for rows in _results(cfg, tasks, jobs, backend, scheduler, on_event):
+        if hasattr(store, "write_artefacts"):
+            store.write_artefacts(getattr(rows, "artefacts", []))
         store.write(rows)
         written += len(rows)
         if on_task_done:

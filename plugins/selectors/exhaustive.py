@@ -50,6 +50,15 @@ class Exhaustive(Selector):
             scores = np.concatenate([trial.score(chunk) for chunk in self._chunks(p, s)])
         return {"total": total, "scores": scores, "logz": Memo()}  # log Z per epsilon
 
+    def save_prepared(self, prepared):
+        """The scores of all C(p, s) supports (see Selector.save_prepared); None when not cached."""
+        if prepared["scores"] is None:
+            return None  # nothing expensive was done: recomputing is as cheap as loading
+        return {"total": int(prepared["total"]), "scores": np.asarray(prepared["scores"], dtype=np.float64)}
+
+    def load_prepared(self, state):
+        return {"total": state["total"], "scores": state["scores"], "logz": Memo()}
+
     def _chunks(self, p, s):
         return iter_supports(p, s, chunk_size=self.config["chunk"])
 

@@ -79,6 +79,15 @@ class Mistakes(Selector):
             "lp": Memo(),  # log-probabilities per epsilon
         }
 
+    def save_prepared(self, prepared):
+        """Every field of the preparation but the per-ε cache (see Selector.save_prepared)."""
+        from dpbench.base import dict_state
+
+        return dict_state(prepared, skip=("lp",))
+
+    def load_prepared(self, state):
+        return {**state, "lp": Memo()}
+
     def _log_pt(self, trial, prep, epsilon):
         """log P(t), t = 0 .. t_max (shape (t_max + 1,))."""
         eps = check_epsilon(epsilon)

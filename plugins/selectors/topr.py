@@ -139,8 +139,24 @@ class TopR(Selector):
             "log_total": math.log(total),
             "log_tail": math.log(total - len(lst.scores)),
             "lookup": toplist.support_index(lst.supports, trial.p),
+            "p": trial.p,
             "lp": Memo(),  # log-probabilities per epsilon
         }
+
+    def save_prepared(self, prepared):
+        """The top-R list, its certificate and diagnostics as arrays and JSON (see Selector.save_prepared)."""
+        lst = prepared["list"]
+        return {"supports": np.asarray(lst.supports, dtype=np.int64), "scores": np.asarray(lst.scores, dtype=np.float64),
+                "certified": bool(lst.certified), "diagnostics": lst.diagnostics, "R": int(prepared["R"]),
+                "total": int(prepared["total"]), "log_total": float(prepared["log_total"]),
+                "log_tail": float(prepared["log_tail"]), "p": int(prepared["p"])}
+
+    def load_prepared(self, state):
+        lst = toplist.TopList(np.asarray(state["supports"], dtype=np.int64), np.asarray(state["scores"]),
+                              bool(state["certified"]), dict(state["diagnostics"]))
+        return {"list": lst, "R": state["R"], "total": state["total"], "log_total": state["log_total"],
+                "log_tail": state["log_tail"], "p": state["p"],
+                "lookup": toplist.support_index(lst.supports, state["p"]), "lp": Memo()}
 
     # ------------------------------------------------------------------ probabilities
 
