@@ -407,7 +407,12 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
     sf = summary_frame(df, interval)
     out.print(rich_table(sf, title="dpbench compare" if cfg is not None else "dpbench report"))
     out.print(f"[dim]same for every row: {escape(constants_text(sf))}[/dim]")
-    out.print(f"[dim]neighbouring data sets: replace-one · {FOOTNOTE.format(interval=interval)}[/dim]")
+    ref = ""
+    if cfg is not None:
+        ref = {"true": "the true support", "bss": "the certified non-private best subset",
+               "lasso": "the non-private Lasso top-s", "sis": "the non-private SIS top-s"}[cfg.reference]
+        ref = f"reference: {ref} · "
+    out.print(f"[dim]neighbouring data sets: replace-one · {ref}{FOOTNOTE.format(interval=interval)}[/dim]")
 
 
 def cmd_report(args) -> int:

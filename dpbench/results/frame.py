@@ -229,9 +229,7 @@ def load_results(path, *, supports: bool = False):
     """
     from .store import ResultStore
 
-    if not Path(path).exists():
-        raise UserInputError(f"results database {path} does not exist; run `dpbench compare --out {path}` first")
-    store = ResultStore(path)
+    store = ResultStore(path, readonly=True)  # says so in one line when missing or not ours
     try:
         rows = store.rows()
     finally:
