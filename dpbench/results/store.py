@@ -230,9 +230,12 @@ class ResultStore:
             text, blob, nbytes = encode_artefact(state)
             if nbytes <= ARTEFACT_MAX_BYTES:
                 rows.append((key, ARTEFACT_FORMAT, method, text, blob, nbytes, time.time()))
-        if rows:
+        def insert():
             with self.conn:
                 self.conn.executemany("INSERT OR REPLACE INTO artefacts VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+        if rows:
+            self._locked(insert)
         return len(rows)
 
     def artefact(self, key: str) -> dict | None:
