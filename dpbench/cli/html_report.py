@@ -23,7 +23,7 @@ CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2em auto;max-width:1150px;
 color:#222;line-height:1.4;padding:0 1em}
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;border-bottom:1px solid #ccc;margin-top:1.6em}
-table{border-collapse:collapse;font-size:.85em;margin:.6em 0}th,td{padding:.25em .55em;border-bottom:1px solid #e3e3e3;
+table{border-collapse:collapse;font-size:.78em;margin:.6em 0}th,td{padding:.2em .4em;border-bottom:1px solid #e3e3e3;
 text-align:right;white-space:nowrap}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 tr.warn td{background:#fff4e0}.kv td{text-align:left;white-space:normal}.kv td:first-child{font-weight:600;
 width:14em}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}img{max-width:100%}
@@ -66,9 +66,15 @@ def standard_figures(sf) -> list[tuple[str, str]]:
         facets = [c for c in vary if c != x]
         col = facets[0] if facets else None
         row = facets[1] if len(facets) > 1 else None
-        uri = _figure_png(sf, x=x, metric=metric, col=col, row=row, **extra)
+        data = sf
+        if metric == "prepare" and "epsilon" in sf:  # ε-independent: one line per method, not per ε
+            data = sf[sf["epsilon"] == sf["epsilon"].min()]
+            facets = [c for c in facets if c != "epsilon"]
+            col = facets[0] if facets else None
+            row = facets[1] if len(facets) > 1 else None
+        uri = _figure_png(data, x=x, metric=metric, col=col, row=row, **extra)
         if uri:
-            facet_txt = "".join(f"; panels by {c}" for c in (col, row) if c)
+            facet_txt = "".join(f"; {w} by {c}" for w, c in (("columns", col), ("rows", row)) if c)
             bars = " Error bars: the table's interval." if metric == "recovery" else ""
             out.append((f"{caption}{facet_txt}.{bars}", uri))
     if not out:  # nothing varies along a standard axis: recovery per method and ε

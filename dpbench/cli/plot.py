@@ -127,6 +127,12 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
     pos = np.concatenate([v[v > 0] for v in vals])
     linthresh = float(10 ** np.floor(np.log10(pos.min()))) if pos.size else 1e-3
     handles = {}
+    # lines with equal values (e.g. two methods at 0) would hide each other: shift each line
+    # sideways by a small, fixed fraction of the x range (ticks stay at the true values)
+    n_lines = max(1, len(data.groupby([hue, *extra], dropna=False)))
+    xall = data[x].astype(float).to_numpy()
+    span = (np.log10(xall.max() / xall.min()) if logx and xall.min() > 0 else xall.max() - xall.min()) or 1.0
+    order_of = {}
     for i, rv in enumerate(rows):
         for j, cv in enumerate(cols):
             ax = axes[i][j]
@@ -143,7 +149,10 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
                 if extra:
                     label += " · " + ", ".join(f"{c}={_fmt(v)}" for c, v in zip(extra, gk[1:]))
                 g = g.sort_values(x)
+                k = order_of.setdefault(label, len(order_of))
+                shift = 0.012 * span * (k - (n_lines - 1) / 2)
                 xs = g[x].astype(float).to_numpy()
+                xs = xs * 10 ** shift if logx and xall.min() > 0 else xs + shift
                 ys = g[ykey].astype(float).to_numpy()
                 yerr = None
                 if ekeys:
