@@ -170,9 +170,20 @@ def frame_from_rows(rows, supports: bool = False):
     return df[lead + [c for c in df.columns if c not in lead]]
 
 
+#: Store columns that say what was run; any other store column (including ones added later,
+#: e.g. a new per-row outcome) is an outcome and never splits a summary. ``guarantee`` (the
+#: privacy guarantee that holds for a row) is identity: rows with and without it never pool.
+STORE_IDENTITY = ("method", "data", "n", "p", "s", "epsilon", "seed", "dp_type", "neighbouring", "reference",
+                  "guarantee")
+
+
 def _identity_columns(df, exclude=()) -> list[str]:
     """Columns that say what was run (setting, configuration, method, ε), not outcomes."""
-    return [c for c in df.columns if c not in OUTCOMES and not c.startswith("diag.") and c not in exclude]
+    from .store import COLUMNS as STORE_COLUMNS
+
+    return [c for c in df.columns
+            if c not in exclude and c not in OUTCOMES and not c.startswith("diag.")
+            and (c in STORE_IDENTITY or c not in STORE_COLUMNS)]
 
 
 def identity_columns(df) -> list[str]:
