@@ -412,7 +412,9 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
         ref = {"true": "the true support", "bss": "the certified non-private best subset",
                "lasso": "the non-private Lasso top-s", "sis": "the non-private SIS top-s"}[cfg.reference]
         ref = f"reference: {ref} · "
-    out.print(f"[dim]neighbouring data sets: replace-one · {ref}{FOOTNOTE.format(interval=interval)}[/dim]")
+    note = f"{GUARANTEE_NOTE} · " if "guaranteed" in df else ""
+    out.print(f"[dim]neighbouring data sets: replace-one · {ref}{escape(note)}"
+              f"{FOOTNOTE.format(interval=interval)}[/dim]")
 
 
 def cmd_report(args) -> int:

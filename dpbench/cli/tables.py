@@ -46,16 +46,16 @@ def rate_text(d, spec=".3f") -> str:
 
 
 def dp_text(d) -> str:
-    """The DP type with the ε' actually guaranteed when it differs from ε, and the guarantee column if any."""
+    """The guarantee that holds for the row's trials (else the DP type), with ε' when it differs from ε."""
+    g = d.get("guarantee")
+    if isinstance(g, str) and g:
+        return g
     dp = str(d.get("dp_type") or "")
     es = d.get("epsilon_spent")
     if es is not None and not (isinstance(es, float) and math.isnan(es)) and es != d["epsilon"]:
         dp += f" (ε'={es:.3g})"
     if isinstance(d.get("gap_condition"), str):
         dp += f" (gap {d['gap_condition']})"
-    g = d.get("guarantee")
-    if isinstance(g, str) and g and g != dp:
-        dp += f" · {g}"
     return dp
 
 
@@ -71,12 +71,14 @@ def rich_table(sf, title="dpbench", level=0.95):
     ident = display_columns(sf)
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 0))
     heads = [HEADERS.get(c, c) for c in ident] + ["trials", f"recovery [{level:.0%} CI]", "P exact", "F1",
-                                                   "prep s", "trial s", "ms/ draw", "fail/ unc.", "DP"]
+                                                   "prep s", "trial s", "ms/ draw", "fail/ unc.", "guarantee"]
     body, widths = [], [1] * len(heads)
     for d in sf.to_dict("records"):
         plain = [_cell(c, d[c]) for c in ident]
-        plain += [str(d["trials"]), rate_text(d, ".2f").replace(", ", ","), _num(d["recovery_prob"], ".2g"),
-                  _num(d["f1"], ".2f"), _num(d["prepare_s"], ".2g"), _num(d["trial_prepare_all_s"], ".2g"),
+        if "method_label" in ident and d.get("guaranteed") is False:  # the guarantee column says why
+            plain[ident.index("method_label")] = str(d["method_label"]).replace(" (no guarantee)", " (no DP)")
+        plain += [f"{d['trials']}/{d['total_trials']}" if d["total_trials"] != d["trials"] else str(d["trials"]), rate_text(d, ".2f").replace(", ", ","), _num(d["recovery_prob"], ".2g"),
+                  _num(d["f1"], ".2f"), _num(d["prepare_s"], ".1g"), _num(d["trial_prepare_all_s"], ".1g"),
                   _num(d["draw_ms"], ".2g"), f"{d['failed']}/{d['uncertified']}", dp_text(d)]
         widths = [max(w, len(t)) for w, t in zip(widths, plain)]
         cells = [escape(t) for t in plain]
@@ -86,12 +88,17 @@ def rich_table(sf, title="dpbench", level=0.95):
     # cells never wrap (a column is at least as wide as its widest cell, up to 24); headers and
     # the DP text wrap, so the table fits in 100 columns
     for i, (h, w) in enumerate(zip(heads, widths)):
-        left = i < len(ident) and ident[i] in ("method_label", "data") or h == "DP"
+        left = i < len(ident) and ident[i] in ("method_label", "data") or h == "guarantee"
         w = max(min(24, w), max(len(word) for word in h.split()))
         table.add_column(h, justify="left" if left else "right", overflow="fold",
-                         **({"min_width": 10} if h == "DP" else {"width": w}))
-    for cells in body:
-        table.add_row(*cells)
+                         **({"min_width": 10} if h == "guarantee" else {"width": w}))
+    recs = sf.to_dict("records")
+    for i, cells in enumerate(body):
+        d, nxt = recs[i], recs[i + 1] if i + 1 < len(recs) else None
+        dim = d.get("guaranteed") is False
+        # a rule after each setting's guaranteed rows and after its no-guarantee rows
+        end = nxt is not None and "guaranteed" in d and (d["guaranteed"] != nxt["guaranteed"])
+        table.add_row(*cells, style="dim" if dim else None, end_section=end)
     return table
 
 
@@ -114,7 +121,7 @@ def markdown_table(sf, level=0.95) -> str:
     """The summary frame as a GitHub-flavoured Markdown table."""
     ident = display_columns(sf)
     head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact) analytic",
-                                                 "F1", "prep s", "trial prep s", "ms/draw", "DP", "failed", "uncertified"]
+                                                 "F1", "prep s", "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in sf.to_dict("records"):
         cells = [_cell(c, d[c]) for c in ident] + [
@@ -128,14 +135,14 @@ def html_table(sf, level=0.95) -> str:
     """The summary frame as an HTML table (every cell escaped)."""
     ident = display_columns(sf)
     head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact)",
-                                                 "F1 [CI]", "prep s", "trial prep s", "ms/draw", "DP", "failed", "uncertified"]
+                                                 "F1 [CI]", "prep s", "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
     out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     for d in sf.to_dict("records"):
         f1 = f"{_num(d['f1'])} [{_num(d['f1_lo'])}, {_num(d['f1_hi'])}]" if not math.isnan(d["f1"]) else "—"
         cells = [_cell(c, d[c]) for c in ident] + [
             str(d["trials"]), rate_text(d), _num(d["recovery_prob"], ".3g"), f1, _num(d["prepare_s"], ".3g"),
             _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
-        cls = ' class="warn"' if d["uncertified"] or d["failed"] else ""
+        cls = ' class="warn"' if d["uncertified"] or d["failed"] or d.get("guaranteed") is False else ""
         out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)

@@ -18,7 +18,9 @@ Column naming
   ``solver``, ``solver.<key>`` (solver parameters), ``param.<name>`` (method parameters as
   given, ``<NA>`` where not given);
 * ``diag.<name>``: each scalar diagnostic of the selector (lists/dicts as JSON text);
-* ``method_label``: the method name with its non-default parameters, e.g. ``topr(R=5)``.
+* ``method_label``: the method name with its non-default parameters, e.g. ``topr(R=5)``;
+* ``guarantee``: the privacy guarantee that holds for the row (``"pure ε=1"``, ``"none: ..."``)
+  and ``guaranteed`` (bool): whether it states one; ``run_delta`` is the run's ``--delta``.
 """
 
 from __future__ import annotations
@@ -35,10 +37,10 @@ OUTCOMES = ("key", "label", "trial", "status", "error", "epsilon_spent", "delta"
             "draw_seconds", "reference_support", "supports", "created", "trial_prepare_seconds",
             "draw_seconds_per_draw", "successes", "trial_prepare_all_seconds")
 _INT = ("n", "p", "s", "trial", "seed", "n_draws", "draws")
-_FLOAT = ("epsilon", "epsilon_spent", "delta", "sensitivity", "recovery", "recovery_prob", "f1", "topk",
+_FLOAT = ("epsilon", "epsilon_spent", "delta", "run_delta", "sensitivity", "recovery", "recovery_prob", "f1", "topk",
           "hamming", "objective_gap", "prepare_seconds", "draw_seconds", "created", "b_x", "b_y", "r", "lam")
 _RENAME_SETTING = {"data": "data_file", "n": None, "p": None, "s": None}
-_RENAME_CONFIG = {"sensitivity": "sensitivity_bound"}
+_RENAME_CONFIG = {"sensitivity": "sensitivity_bound", "delta": "run_delta"}
 
 
 def _loads(text):
@@ -149,6 +151,10 @@ def frame_from_rows(rows, supports: bool = False):
             labels[k] = method_label(r["method"], params)
         lab.append(labels[k])
     df["method_label"] = lab
+    if "guarantee" in df:
+        from ..base import has_guarantee
+
+        df["guaranteed"] = [has_guarantee(None if _isna(g) else g) for g in df["guarantee"]]
     # Honest timing: a trial's preparation is stored once (on its first ε); spread it as a
     # per-(trial, method) quantity, and draw time per draw, so neither depends on ε order.
     grp_cols = _identity_columns(df, exclude=("epsilon",))
@@ -171,10 +177,10 @@ def frame_from_rows(rows, supports: bool = False):
 
 
 #: Store columns that say what was run; any other store column (including ones added later,
-#: e.g. a new per-row outcome) is an outcome and never splits a summary. ``guarantee`` (the
-#: privacy guarantee that holds for a row) is identity: rows with and without it never pool.
-STORE_IDENTITY = ("method", "data", "n", "p", "s", "epsilon", "seed", "dp_type", "neighbouring", "reference",
-                  "guarantee")
+#: e.g. a new per-row outcome) is an outcome and never splits a summary. The derived boolean
+#: ``guaranteed`` (the row's ``guarantee`` states a DP guarantee) is identity: rows with and
+#: without a guarantee are never pooled.
+STORE_IDENTITY = ("method", "data", "n", "p", "s", "epsilon", "seed", "dp_type", "neighbouring", "reference")
 
 
 def _identity_columns(df, exclude=()) -> list[str]:

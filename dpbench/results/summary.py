@@ -107,7 +107,9 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
     keys = identity_columns(df)
     out = []
     for gkey, g in df.groupby(keys, dropna=False, sort=True):
-        ok = g[g["status"] == "ok"]
+        # with per-row guarantees (the split below), uncertified rows are reported in the
+        # no-guarantee row like the summary of dpbench.evaluation.metrics; without, never averaged
+        ok = g[g["status"] != "failed"] if "guaranteed" in g else g[g["status"] == "ok"]
         succ = int(ok["successes"].fillna(0).sum()) if len(ok) else 0
         total = int(ok["n_draws"].fillna(0).sum()) if len(ok) else 0
         rate = succ / total if total else math.nan
@@ -123,6 +125,8 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
         gap = ok["diag.gap_condition"].dropna() if "diag.gap_condition" in ok else []
         row = dict(zip(keys, gkey if isinstance(gkey, tuple) else (gkey,)))
         row.update({
+            "rows_all": int(len(g)),
+            "guarantee": _counts(g["guarantee"]) if "guarantee" in g else None,
             "trials": int(len(ok)), "failed": int((g["status"] == "failed").sum()),
             "uncertified": int((g["status"] == "uncertified").sum()), "draws_total": total,
             "recovery": rate, "recovery_lo": lo, "recovery_hi": hi,
@@ -138,8 +142,30 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
         })
         out.append(row)
     res = pd.DataFrame(out)
+    if "guaranteed" in keys and len(res):
+        # k/N: trials in this row of all trials of its (setting, configuration, ε)
+        others = [k for k in keys if k != "guaranteed"]
+        res["total_trials"] = res.groupby(others, dropna=False)["rows_all"].transform("sum")
+        res["method_label"] = [m if ok_ else f"{m} (no guarantee)"
+                               for m, ok_ in zip(res["method_label"], res["guaranteed"])]
+        # per setting and ε: the guaranteed rows first, then the rest
+        setting = [k for k in others if k not in ("method", "method_label", "dp_type", "neighbouring")
+                   and not k.startswith("param.")]
+        res = res.sort_values(setting + ["guaranteed", "method_label"],
+                              ascending=[True] * len(setting) + [False, True], kind="stable")
+        res = res.reset_index(drop=True)
+    else:
+        res["total_trials"] = res["rows_all"] if len(res) else []
     res.attrs["identity"] = keys
     return res
+
+
+def _counts(values) -> str:
+    """One guarantee string, or each distinct one with its count (most frequent first)."""
+    vc = values.fillna("none: unknown").astype(str).value_counts()
+    if len(vc) == 1:
+        return str(vc.index[0])
+    return "; ".join(f"{g} ×{k}" for g, k in sorted(vc.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _ident(df) -> list[str]:
@@ -155,7 +181,7 @@ def display_columns(df) -> list[str]:
 
     ``df`` is a tidy or a summary frame. Method parameters are in ``method_label``.
     """
-    skip = ("method", "label", "method_label", "epsilon", "dp_type", "neighbouring", "data")
+    skip = ("method", "label", "method_label", "epsilon", "dp_type", "neighbouring", "data", "guaranteed")
     vary = [c for c in _varying(df, _ident(df)) if c not in skip and not c.startswith("param.")]
     cols = ["method_label"]
     if "data" in df and df["data"].nunique(dropna=False) > 1:
@@ -169,7 +195,8 @@ def constant_columns(df) -> dict:
     vary = set(_varying(df, ident))
     out = {}
     for c in ident:
-        if c in vary or c in ("method", "method_label", "label", "dp_type", "neighbouring") or c.startswith("param."):
+        if c in vary or c in ("method", "method_label", "label", "dp_type", "neighbouring", "guaranteed") \
+                or c.startswith("param."):
             continue
         v = df[c].dropna()
         if len(v):
