@@ -412,7 +412,7 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
         ref = {"true": "the true support", "bss": "the certified non-private best subset",
                "lasso": "the non-private Lasso top-s", "sis": "the non-private SIS top-s"}[cfg.reference]
         ref = f"reference: {ref} · "
-    note = f"{GUARANTEE_NOTE} · " if "guaranteed" in df else ""
+    note = GUARANTEE_NOTE.replace("'(no guarantee)' rows", "'(no DP)' rows") + " · " if "guaranteed" in df else ""
     out.print(f"[dim]neighbouring data sets: replace-one · {ref}{escape(note)}"
               f"{FOOTNOTE.format(interval=interval)}[/dim]")
 

@@ -157,7 +157,8 @@ def frame_from_rows(rows, supports: bool = False):
         df["guaranteed"] = [has_guarantee(None if _isna(g) else g) for g in df["guarantee"]]
     # Honest timing: a trial's preparation is stored once (on its first ε); spread it as a
     # per-(trial, method) quantity, and draw time per draw, so neither depends on ε order.
-    grp_cols = _identity_columns(df, exclude=("epsilon",))
+    # per (trial, method): not split by ε nor by whether an ε's guarantee held
+    grp_cols = _identity_columns(df, exclude=("epsilon", "guaranteed"))
     df["trial_prepare_seconds"] = df.groupby(grp_cols + ["trial"], dropna=False)["prepare_seconds"].transform("sum")
     # the same (setting, configuration, trial) for every method: their preparations summed, so
     # oracle work shared between methods (charged to whichever needed it first) counts once
