@@ -179,3 +179,44 @@ def test_store_outcome_columns_never_split_a_summary_but_a_guarantee_does(run_db
     half = [{**r, "guarantee": "pure" if r["trial"] == 0 else "none"} for r in rows]
     sf = summary_frame(frame_from_rows(half))
     assert len(sf) == 16 and set(sf["trials"]) == {1}
+
+
+def test_plot_refuses_a_non_numeric_x(run_db, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["plot", str(run_db), "--x", "method", "-o", str(tmp_path / "f.png")]) == 2
+    assert "is not numeric" in capsys.readouterr().err
+
+
+def test_live_progress_names_the_current_setting_and_method():
+    from rich.console import Console
+
+    from dpbench.cli.progress import RunProgress
+    from dpbench.runner.execute import TrialTask
+
+    con = Console(force_terminal=True, width=160, record=True, file=open("/dev/null", "w"))
+    task = TrialTask({"generator": "toeplitz", "n": 200, "rho": 0.7}, 1, [("topr", [1.0])])
+    with RunProgress(con, 2) as prog:
+        prog.event(task, "topr", "prepare")
+        prog.progress.refresh()
+        prog.task_done([])
+    text = con.export_text()
+    assert "toeplitz n=200 rho=0.7 · trial 1 · topr prepare" in text and "eta" in text and "1/2" in text
+
+
+def test_dask_local_cluster_has_jobs_workers(monkeypatch):
+    distributed = pytest.importorskip("dask.distributed")
+    from dpbench.runner.backends import dask_results
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_cluster(**kw):
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(distributed, "LocalCluster", fake_cluster)
+    with pytest.raises(Stop):
+        list(dask_results(None, [], None, jobs=3))
+    assert seen["n_workers"] == 3 and seen["threads_per_worker"] == 1

@@ -105,6 +105,11 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
         if c is not None and c not in sf.columns:
             raise UserInputError(f"{name} {c!r} is not a column of these results; columns: "
                                  f"{', '.join(display_columns(sf))}")
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(sf[x]):
+        raise UserInputError(f"--x {x!r} is not numeric; put it on --hue, --col or --row and choose a numeric "
+                             "--x such as n, p or epsilon")
     ykey, ekeys, ylabel = METRICS[metric]
     data = sf[sf[ykey].notna()]
     if data.empty:
