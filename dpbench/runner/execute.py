@@ -441,14 +441,20 @@ def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, back
     ``jobs`` workers). ``on_event`` is forwarded to :func:`run_trial` in serial runs.
     """
     written = 0
-    for t in tasks if hasattr(store, "artefact") else ():
+
+    def with_prepared(t):
         # stored preparations travel with the task, so workers never read the database
-        for method, _ in t.jobs:
+        for method, _ in t.jobs if hasattr(store, "artefact") else ():
             if method not in t.prepared:
                 state = store.artefact(artefact_key(cfg, t.setting, t.trial, method))
                 if state is not None:
                     t.prepared[method] = {"optimum": state.pop("__optimum__", None), "state": state}
-    for rows in _results(cfg, tasks, jobs, backend, scheduler, on_event):
+        return t
+
+    serial = backend != "dask" and jobs <= 1
+    if not serial:  # the database connection stays in this thread: load before dispatching
+        tasks = [with_prepared(t) for t in tasks]
+    for rows in _results(cfg, tasks, jobs, backend, scheduler, on_event, with_prepared if serial else None):
         if hasattr(store, "write_artefacts"):
             store.write_artefacts(getattr(rows, "artefacts", []))
         store.write(rows)
@@ -458,7 +464,7 @@ def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, back
     return written
 
 
-def _results(cfg, tasks, jobs, backend, scheduler, on_event=None):
+def _results(cfg, tasks, jobs, backend, scheduler, on_event=None, load=None):
     if backend == "dask":
         from .backends import dask_results
 
@@ -469,8 +475,10 @@ def _results(cfg, tasks, jobs, backend, scheduler, on_event=None):
         par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
         yield from par(delayed(run_trial)(cfg, t) for t in tasks)
     else:
-        for t in tasks:
-            yield run_trial(cfg, t, on_event)
+        for t in tasks:  # one task's stored preparations in memory at a time
+            rows = run_trial(cfg, load(t) if load else t, on_event)
+            t.prepared = {}
+            yield rows
 
 
 def config_dict(cfg: RunConfig) -> dict:
