@@ -434,7 +434,12 @@ def cmd_report(args) -> int:
     if args.markdown:
         from .tables import markdown_table as md
 
-        Path(args.markdown).write_text(md(summary_frame(df, args.interval)) if not df.empty else "no results\n")
+        from .tables import FOOTNOTE
+
+        note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
+        text = (md(summary_frame(df, args.interval)) + f"\n{note}{FOOTNOTE.format(interval=args.interval)}\n"
+                if not df.empty else "no results\n")
+        Path(args.markdown).write_text(text)
         err_console.print(f"wrote {escape(str(args.markdown))}")
     else:
         print_frame_summary(None, None, args.interval, df=df)
