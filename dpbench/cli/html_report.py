@@ -166,6 +166,9 @@ def render(df, database: str, interval: str = "wilson") -> str:
     figs = "".join(f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
                    for c, u in standard_figures(sf))
     title = f"dpbench report: {Path(database).name}"
+    from .main import GUARANTEE_NOTE
+
+    note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>
@@ -174,7 +177,7 @@ def render(df, database: str, interval: str = "wilson") -> str:
 {html.escape(str(database))}. Neighbouring data sets: replace-one. Self-contained page: no network access.</p>
 <h2>Figures</h2>{figs or '<p class="note">matplotlib is not installed: no figures.</p>'}
 <h2>Summary</h2><div class="scroll">{html_table(sf)}</div>
-<p class="note">{html.escape(FOOTNOTE.format(interval=interval))}</p>
+<p class="note">{html.escape(note + FOOTNOTE.format(interval=interval))}</p>
 <h2>Configuration</h2>{_kv(config)}
 <h2>Data provenance</h2>{_kv(provenance(df))}
 <h2>Software and machine</h2>{_kv(machine())}

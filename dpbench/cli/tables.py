@@ -59,6 +59,12 @@ def dp_text(d) -> str:
     return dp
 
 
+def trials_text(d) -> str:
+    """``k/N`` when the row holds k of the setting's N trials (the guarantee split), else ``k``."""
+    total = d.get("total_trials", d["trials"])
+    return f"{d['trials']}/{total}" if total != d["trials"] else str(d["trials"])
+
+
 def table_columns(sf) -> list[str]:
     return display_columns(sf)
 
@@ -77,7 +83,7 @@ def rich_table(sf, title="dpbench", level=0.95):
         plain = [_cell(c, d[c]) for c in ident]
         if "method_label" in ident and d.get("guaranteed") is False:  # the guarantee column says why
             plain[ident.index("method_label")] = str(d["method_label"]).replace(" (no guarantee)", " (no DP)")
-        plain += [f"{d['trials']}/{d['total_trials']}" if d["total_trials"] != d["trials"] else str(d["trials"]), rate_text(d, ".2f").replace(", ", ","), _num(d["recovery_prob"], ".2g"),
+        plain += [trials_text(d), rate_text(d, ".2f").replace(", ", ","), _num(d["recovery_prob"], ".2g"),
                   _num(d["f1"], ".2f"), _num(d["prepare_s"], ".1g"), _num(d["trial_prepare_all_s"], ".1g"),
                   _num(d["draw_ms"], ".2g"), f"{d['failed']}/{d['uncertified']}", dp_text(d)]
         widths = [max(w, len(t)) for w, t in zip(widths, plain)]
@@ -125,7 +131,7 @@ def markdown_table(sf, level=0.95) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in sf.to_dict("records"):
         cells = [_cell(c, d[c]) for c in ident] + [
-            str(d["trials"]), rate_text(d), _num(d["recovery_prob"], ".3g"), _num(d["f1"]), _num(d["prepare_s"], ".3g"),
+            trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), _num(d["f1"]), _num(d["prepare_s"], ".3g"),
             _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
@@ -140,7 +146,7 @@ def html_table(sf, level=0.95) -> str:
     for d in sf.to_dict("records"):
         f1 = f"{_num(d['f1'])} [{_num(d['f1_lo'])}, {_num(d['f1_hi'])}]" if not math.isnan(d["f1"]) else "—"
         cells = [_cell(c, d[c]) for c in ident] + [
-            str(d["trials"]), rate_text(d), _num(d["recovery_prob"], ".3g"), f1, _num(d["prepare_s"], ".3g"),
+            trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), f1, _num(d["prepare_s"], ".3g"),
             _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
         cls = ' class="warn"' if d["uncertified"] or d["failed"] or d.get("guaranteed") is False else ""
         out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
