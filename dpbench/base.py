@@ -201,6 +201,9 @@ class Selector(Configurable, abc.ABC):
     #: guarantee holds on raw data, e.g. bounded votes); the runner builds the trial data from it.
     preprocessing: ClassVar[str] = "clip"
     output_law: ClassVar[str | None] = None
+    #: Losses (``--loss``) the selector works with; ``("*",)``: any registered loss, through
+    #: ``trial.score`` and ``trial.delta`` only. Others are refused before the first trial.
+    losses: ClassVar[tuple] = ("*",)
 
     def check_setting(self, p: int, s: int) -> None:
         """Refuse, before the first trial, a problem size this selector cannot handle.
@@ -334,7 +337,7 @@ class Selector(Configurable, abc.ABC):
     def describe(cls) -> dict:
         d = super().describe()
         d.update(dp_type=cls.dp_type, neighbouring=cls.neighbouring, reference=cls.reference,
-                 analytic=cls.log_prob is not Selector.log_prob)
+                 analytic=cls.log_prob is not Selector.log_prob, losses=list(cls.losses))
         return d
 
 
@@ -625,6 +628,9 @@ class Solver(Configurable, abc.ABC):
 
     kind: ClassVar[str] = "solver"
     handles_lam_zero: ClassVar[bool] = False
+    #: Oracle kinds of losses this backend accepts (``Loss.oracle``): ``"least-squares"`` for
+    #: the ridge Gram structure, ``"generic"`` when it uses only the batched score.
+    losses: ClassVar[tuple] = ("least-squares",)
 
     @abc.abstractmethod
     def session(self, score: RidgeScore, s: int) -> OracleSession:

@@ -135,3 +135,15 @@ def dpbench_datasets():
         def dpbench_datasets():
             return [MyExpressionData]   # dpbench compare --dataset my-expression --s 5
     """
+
+
+@hookspec
+def dpbench_losses():
+    """Return a list of :class:`dpbench.score.loss.Loss` subclasses (best-subset scores).
+
+    Each declares ``name``, its batched per-support score R(S, D) (``score``), its
+    sensitivity Delta under replace-one after its preprocessing (``sensitivity``), an upper
+    bound on the score (``score_bound``), the labels it needs (``response``) and what an
+    oracle needs (``oracle``: ``"least-squares"`` or ``"generic"``; a solver lists the kinds
+    it accepts in ``Solver.losses``). Selected with ``--loss NAME``.
+    """

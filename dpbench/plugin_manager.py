@@ -27,6 +27,7 @@ KINDS = {
     "generator": "dpbench_generators",
     "solver": "dpbench_solvers",
     "dataset": "dpbench_datasets",
+    "loss": "dpbench_losses",
 }
 BASES = {"selector": Selector, "generator": Generator, "solver": Solver, "dataset": Dataset}
 
@@ -143,6 +144,9 @@ class Registry:
     def dataset(self, name):
         return self.get("dataset", name)
 
+    def loss(self, name):
+        return self.get("loss", name)
+
     def names(self, kind: str) -> list[str]:
         return sorted(self.entries[kind])
 
@@ -150,7 +154,7 @@ class Registry:
         """Everything registered, as JSON-serialisable metadata (``dpbench list --json``)."""
         out = {}
         for kind, entries in self.entries.items():
-            out[kind + "s"] = [
+            out[kind + ("es" if kind.endswith("s") else "s")] = [
                 {**e.obj.describe(), "plugin": e.plugin, "distribution": e.distribution}
                 for e in sorted(entries.values(), key=lambda e: e.name)
             ]

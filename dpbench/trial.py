@@ -15,6 +15,7 @@ from .plugin_manager import registry
 from .privacy.sensitivity import sensitivity
 from .problem import Problem
 from .score import RidgeScore
+from .score.loss import DEFAULT_LOSS
 
 if TYPE_CHECKING:
     from .base import OracleSession
@@ -48,6 +49,12 @@ class Trial:
     dp_delta : float
         The run-level DP delta (``--delta``) that approximate-DP selectors are calibrated to;
         0 for a pure-DP run. (``Trial.delta`` is the score's sensitivity Delta.)
+    loss : str
+        Registered loss whose score and sensitivity the trial uses (``--loss``; default
+        ``"least-squares"``, the ridge score of design.md 3). ``problem`` must already be
+        preprocessed by that loss (:meth:`dpbench.score.loss.Loss.prepare`).
+    loss_params : dict
+        Parameters of that loss.
     cache : dict
         Epsilon-independent work shared between the selectors of this trial (for example
         the optimum and the single-swap scores used by both topr and mistakes).
@@ -62,6 +69,8 @@ class Trial:
     solver: str = "highs"
     solver_params: dict = field(default_factory=dict)
     dp_delta: float = 0.0
+    loss: str = DEFAULT_LOSS
+    loss_params: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)
 
     @property
@@ -77,14 +86,32 @@ class Trial:
         return self.problem.p
 
     @cached_property
+    def loss_plugin(self):
+        """The trial's :class:`dpbench.score.loss.Loss` instance."""
+        if self.loss == DEFAULT_LOSS and not self.loss_params:
+            return None  # the ridge score needs no plugin lookup (and keeps its exact code path)
+        return registry().loss(self.loss)(**self.loss_params)
+
+    @cached_property
     def delta(self) -> float:
-        """Global sensitivity Delta of the score (design.md section 3)."""
-        return sensitivity(self.s, self.b_x, self.b_y, self.r, self.sensitivity_kind)
+        """Global sensitivity Delta of the score (design.md section 3; the loss's own for others)."""
+        if self.loss_plugin is None:
+            return sensitivity(self.s, self.b_x, self.b_y, self.r, self.sensitivity_kind)
+        return self.loss_plugin.sensitivity(self.s, self.n, self.b_x, self.b_y, self.r, self.sensitivity_kind)
 
     @cached_property
     def score(self) -> RidgeScore:
-        """The shared score R(S, D) on this trial's clipped data."""
-        return RidgeScore(self.problem.X, self.problem.y, lam=self.lam, r=self.r)
+        """The shared score R(S, D) on this trial's clipped data (batched: supports (B, s) -> (B,))."""
+        if self.loss_plugin is None:
+            return RidgeScore(self.problem.X, self.problem.y, lam=self.lam, r=self.r)
+        return self.loss_plugin.score(self.problem.X, self.problem.y, self.lam, self.r)
+
+    @property
+    def score_bound(self) -> float:
+        """Upper bound on R(S, D) over all supports and data sets (top-R's epsilon')."""
+        if self.loss_plugin is None:
+            return self.n * self.b_y ** 2
+        return self.loss_plugin.score_bound(self.n, self.b_y)
 
     def shared(self, key, compute: Callable[[], Any]):
         """Return ``cache[key]``, computing it once with ``compute()`` if absent."""
@@ -99,6 +126,9 @@ class Trial:
         makes them.
         """
         name = solver or self.solver
+        if self.loss_plugin is not None and self.loss_plugin.oracle != "least-squares" \
+                and self.loss_plugin.oracle not in getattr(registry().solver(name), "losses", ("least-squares",)):
+            name = "generic"  # the certified oracle built on the loss's own score and bounds
         merged = {**(self.solver_params if name == self.solver else {}), **params}
         key = ("oracle", name, tuple(sorted((k, repr(v)) for k, v in merged.items())))
         return self.shared(key, lambda: registry().solver(name)(**merged).session(self.score, self.s))

@@ -149,6 +149,7 @@ def build_run_config(opts: dict):
         draws=opts["draws"], seed=opts["seed"], method_params=method_params, b_x=opts["b_x"],
         b_y=opts["b_y"], r=opts["r"], lam=opts["lam"], sensitivity=opts["sensitivity"],
         solver=opts["solver"], solver_params=solver_params, reference=reference, delta=float(opts["delta"]),
+        loss=opts.get("loss") or "least-squares",
     )
     cfg.validate()
     return cfg

@@ -173,6 +173,8 @@ OPTIONS: tuple[Option, ...] = (
            "Lambda > 0)"),
     Option("sensitivity", to_str, "tight", "Delta = (b_y + b_x r sqrt(s))^2 (tight, default) or "
            "2b_y^2 + 2b_x^2 r^2 s (paper)", choices=("tight", "paper")),
+    Option("loss", to_str, "least-squares", "loss of the score R(S, D): least-squares (default) or hinge "
+           "(labels +-1, e.g. --generator classification); see `dpbench list`"),
     Option("solver", to_str, "highs", "best-subset oracle backend (default highs)"),
     Option("delta", to_float, 0.0, "the run's DP delta (default 0); required > 0 when an approximate-DP method "
            "(e.g. mistakes-ptr, mcmc) runs, which is calibrated to it; stored in every row"),

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..base import PREPROCESSING
+from ..score.loss import DEFAULT_LOSS
 from ..trial import DEFAULT_LAM, Trial
 from ..errors import UserInputError
 from ..privacy.exponential import check_epsilon
@@ -54,6 +55,8 @@ class RunConfig:
     delta : float
         Run-level DP delta in [0, 1): every approximate-DP selector is calibrated to it and
         every row records it. Must be > 0 when an approximate-DP selector runs.
+    loss : str
+        Registered loss of the score (``--loss``; default ``"least-squares"``).
     """
 
     methods: list
@@ -72,6 +75,7 @@ class RunConfig:
     solver_params: dict = field(default_factory=dict)
     reference: str = "true"
     delta: float = 0.0
+    loss: str = DEFAULT_LOSS
 
     def validate(self) -> None:
         """Check names and values before any work starts; raises UserInputError."""
@@ -100,6 +104,12 @@ class RunConfig:
         if approx and not self.delta > 0:
             raise UserInputError(f"{', '.join(approx)} {'is' if len(approx) == 1 else 'are'} approximate-DP: "
                                  "give the run's delta, e.g. --delta 1e-6")
+        reg.loss(self.loss)
+        for m in self.methods:  # a selector tied to one loss is refused up front for the others
+            allowed = getattr(reg.selector(m), "losses", ("*",))
+            if "*" not in allowed and self.loss not in allowed:
+                raise UserInputError(f"method {m!r} only works with --loss {' or '.join(allowed)} "
+                                     f"(got --loss {self.loss}); drop it from --methods or change --loss")
         if self.reference == "bss" or any(getattr(reg.selector(m), "uses_oracle", False) for m in self.methods):
             reg.solver(self.solver)
         selectors = [reg.selector(m)(**self.method_params.get(m, {})) for m in self.methods]
@@ -321,9 +331,12 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
                 raise UserInputError(f"a selector declares preprocessing {preprocessing!r}; "
                                      f"known: {', '.join(PREPROCESSING)}")
             data = problem.clipped(cfg.b_x, cfg.b_y) if preprocessing == "clip" else problem
+            if preprocessing == "clip" and cfg.loss != DEFAULT_LOSS:  # the loss's own preprocessing
+                data = registry().loss(cfg.loss)().prepare(problem, cfg.b_x, cfg.b_y)
             trials[preprocessing] = Trial(data, b_x=cfg.b_x, b_y=cfg.b_y, r=cfg.r, lam=cfg.lam,
                                           sensitivity_kind=cfg.sensitivity, solver=cfg.solver,
-                                          solver_params=dict(cfg.solver_params), dp_delta=cfg.delta)
+                                          solver_params=dict(cfg.solver_params), dp_delta=cfg.delta,
+                                          loss=cfg.loss)
         return trials[preprocessing]
 
     trial = trial_for("clip")

@@ -38,6 +38,8 @@ class DPSIS(Selector):
     name = "dpsis"
     summary = "DP sure independence screening: canonical Lipschitz top-s of |x_j^T y| (pure DP)"
     dp_type = "pure"
+    # correlation screening of a real response: least squares only (issue 16)
+    losses = ("least-squares",)
     reference = ("Swope, Khanna, Doldo, Roy & Raff 2024 (algorithm 1, appendix A); "
                  "Shekelyan & Loukides 2022; design.md 4.6")
     params = {

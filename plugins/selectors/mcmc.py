@@ -226,6 +226,39 @@ class ChainState:
             self.scores[a] = new_scores[a]
 
 
+class LossChainState:
+    """Chains of a loss without the ridge structure: proposals scored by ``trial.score`` (batched).
+
+    Same interface as :class:`ChainState` (``S``, ``scores``, :meth:`propose`,
+    :meth:`proposal_scores`, :meth:`accept`); used for every loss but least squares.
+    """
+
+    def __init__(self, score, supports):
+        self.score = score
+        self.S = np.array(supports, dtype=np.int64, copy=True)
+        self.scores = np.asarray(score(np.sort(self.S, axis=1)), dtype=np.float64)
+
+    propose = ChainState.propose
+
+    def proposal_scores(self, pos, j):
+        S_new = self.S.copy()
+        S_new[np.arange(len(j)), pos] = j
+        return np.asarray(self.score(np.sort(S_new, axis=1))), None, None, None
+
+    def accept(self, mask, pos, j, G, c, xj, new_scores):
+        a = np.flatnonzero(mask)
+        if a.size:
+            self.S[a, pos[a]] = j[a]
+            self.scores[a] = new_scores[a]
+
+
+def chain_state(trial, init):
+    """The incremental ridge :class:`ChainState`, or :class:`LossChainState` for another loss."""
+    if getattr(trial, "loss_plugin", None) is None:
+        return ChainState(design_transposed(trial), trial.score, init)
+    return LossChainState(trial.score, init)
+
+
 def design_transposed(trial) -> np.ndarray:
     """``X^T`` of the trial's clipped data as a C-contiguous (p, n) array, cached per trial."""
     return trial.shared("XT_contiguous", lambda: np.ascontiguousarray(trial.score.X.T))
@@ -260,7 +293,7 @@ def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0):
     """
     eps = check_epsilon(epsilon)
     p, s = trial.p, trial.s
-    state = ChainState(design_transposed(trial), trial.score, init)
+    state = chain_state(trial, init)
     C = len(generators)
     if state.S.shape[0] != C:
         raise ValueError(f"{state.S.shape[0]} initial supports for {C} generators")
@@ -317,7 +350,7 @@ def one_step_transition(trial, epsilon, support) -> dict[tuple, float]:
     m = s * (p - s)
     pos = np.repeat(np.arange(s), p - s)
     ranks = np.tile(np.arange(p - s), s)
-    state = ChainState(design_transposed(trial), trial.score, np.repeat(S0[None, :], m, axis=0))
+    state = chain_state(trial, np.repeat(S0[None, :], m, axis=0))
     j = state.propose(pos, ranks)
     new, *_ = state.proposal_scores(pos, j)
     acc = np.exp(np.minimum(0.0, log_acceptance(state.scores, new, eps, trial.delta)))

@@ -264,6 +264,8 @@ class SampAgg(Selector):
                "features on the Lasso path), Laplace(2s/(m eps)), top s")
     dp_type = "pure"
     preprocessing = "none"
+    # votes of least-squares fits: defined for the ridge score only (issue 16)
+    losses = ("least-squares",)
     reference = "Kifer, Smith & Thakurta 2012 (two-stage, first stage); design.md 4.5"
     params = {
         "estimator": Param("lasso_path", "block estimator: 'lasso_path' (first s features to enter the "

@@ -255,7 +255,8 @@ class TopR(Selector):
         used = 0
         if tail.size:
             supports[tail], used = self._m0(trial, prep, tail.size, rng)
-        eps_prime = epsilon_prime(eps, R, prep["total"], T, trial.n, trial.b_y, trial.delta)
+        # trial.score_bound = n b_y^2 for least squares (so b_y = 1, n = bound is the same formula)
+        eps_prime = epsilon_prime(eps, R, prep["total"], T, trial.score_bound, 1.0, trial.delta)
         diag.update({
             "T": "inf" if math.isinf(T) else int(T),
             "log_p0_first": float(lp[0]),

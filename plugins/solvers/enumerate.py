@@ -57,6 +57,7 @@ class Enumerate(Solver):
     name = "enumerate"
     summary = "brute-force enumeration with the shared score; exact, any lam >= 0, small C(p,s) only"
     handles_lam_zero = True
+    losses = ("least-squares", "generic")  # uses only the batched score
     params = {"limit": Param(2_000_000, "refuse problems with more supports than this", int)}
 
     def session(self, score, s):
