@@ -170,6 +170,8 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, tim
     """
     name = solver_name(trial, solver)
     limit = LEVEL_ENUM_LIMIT if enum_limit is None else enum_limit
+    # a score much costlier than the ridge closed form (the hinge loss) caps closed-form levels
+    limit = min(limit, getattr(trial.score, "level_enum_limit", limit))
 
     def compute():
         center = single_swap_scores(trial, name).center
@@ -393,6 +395,7 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
 
 def _top_list(trial, R, name, enum_limit, max_calls, time_limit, level_search="threshold",
               max_count=None) -> TopList:
+    enum_limit = min(enum_limit, getattr(trial.score, "level_enum_limit", enum_limit))  # see level_optimum
     max_count = THRESHOLD_MAX_COUNT if max_count is None else max_count
     p, s = trial.p, trial.s
     opt = optimum(trial, name)

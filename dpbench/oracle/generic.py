@@ -93,7 +93,10 @@ class GenericSession(ThresholdByCalls, OracleSession):
     def _bound(self, usum):
         """Largest bound over the pool; usum of shape (P, ...) -> (...)."""
         c = np.asarray(self._consts)[(slice(None),) + (None,) * (np.ndim(usum) - 1)]
-        return self.score.bound_value(c, usum).max(axis=0)
+        # a relative slack absorbs rounding: a dual bound can exceed the primal value it
+        # certifies by a few ulps, which must not prune the optimum
+        b = self.score.bound_value(c, usum).max(axis=0)
+        return b - 1e-12 * np.maximum(1.0, np.abs(b))
 
     # ----------------------------------------------------------------- the search
 

@@ -105,7 +105,8 @@ class Hinge(Loss):
     response = "binary"
     oracle = "generic"
     params = {
-        "gap_tol": Param(1e-6, "certified duality gap, in units of 1/n (added to Delta)", float),
+        "gap_tol": Param(1e-4, "certified duality gap, in units of 1/n (added to Delta; 1e-4 is "
+                                 "under 1e-4 of Delta)", float),
         "max_epochs": Param(500, "deterministic work limit: dual coordinate passes per batch of supports", int),
     }
 
@@ -123,7 +124,7 @@ class Hinge(Loss):
                           max_epochs=self.config["max_epochs"])
 
     def sensitivity(self, s, n, b_x, b_y, r, kind="tight"):
-        """Delta = (1 + b_x r sqrt(s)) / n + gap_tol / n under replace-one neighbours.
+        """Delta = (1 + b_x r sqrt(s)) / n + gap_tol / n under replace-one (gap_tol default 1e-4) neighbours.
 
         Proof sketch. Let F_D(beta) be the objective on D and D' differ in row n only. For a
         feasible beta (||beta|| <= r) and a clipped row (||x_{n,S}|| <= b_x sqrt(s)),
