@@ -153,3 +153,21 @@ def test_cli_hinge_runs_the_selectors_and_refuses_least_squares_only_ones(tmp_pa
     assert "failed" not in out.err
     assert main(args + ["--methods", "topr,sampagg"]) == 2
     assert "sampagg" in capsys.readouterr().err
+
+
+def test_generic_threshold_enumeration_equals_brute_force():
+    """supports_below: every support of a swap level with score <= tau, certified, vs enumeration."""
+    X, y, _ = _data(6, n=300, p=11, s=3)
+    h = HingeScore(X, y, lam=100.0, r=1.1)
+    allS = np.array(list(itertools.combinations(range(11), 3)))
+    sc = h(allS)
+    S0 = allS[np.argmin(sc)]
+    lvl = np.isin(allS, S0).sum(axis=1) == 1
+    tau = float(np.sort(sc[lvl])[7])
+    res = GenericSession(h, 3, leaf_size=10).supports_below(tau, overlap=(S0, 1))
+    want = lvl & (sc <= tau)
+    assert res.certified and res.lower_bound > tau
+    assert {tuple(r) for r in res.supports} == {tuple(r) for r in allS[want]}
+    np.testing.assert_array_equal(res.scores, np.sort(sc[want]))
+    ranked = GenericSession(h, 3, leaf_size=10).supports_below(np.inf, overlap=(S0, 1), rank=3)
+    assert ranked.certified and [tuple(r) for r in ranked.supports][:3] == [tuple(r) for r in res.supports[:3]]

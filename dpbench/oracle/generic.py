@@ -31,12 +31,12 @@ import time
 
 import numpy as np
 
-from ..base import OracleResult, OracleSession
+from ..base import OracleResult, OracleSession, ThresholdResult
 from ..errors import UserInputError
-from .threshold import ThresholdByCalls
+from .threshold import _order_supports, rank_threshold
 
 
-class GenericSession(ThresholdByCalls, OracleSession):
+class GenericSession(OracleSession):
     """Branch and bound on a separable dual bound (see the module docstring).
 
     Parameters
@@ -100,46 +100,47 @@ class GenericSession(ThresholdByCalls, OracleSession):
 
     # ----------------------------------------------------------------- the search
 
-    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6):
-        """See :meth:`dpbench.base.OracleSession.solve`; ``time_limit`` is ignored (deterministic)."""
-        t0 = time.perf_counter()
+    def _setup(self, exclude, overlap, fixed_in, fixed_out):
+        """Allowed features, forced-in features, overlap groups with their needs, excluded supports."""
         p, s = self.p, self.s
         allowed = np.ones(p, dtype=bool)
         allowed[np.asarray(fixed_out, dtype=np.int64)] = False
         F = sorted({int(j) for j in fixed_in})
-        groups = [np.ones(p, dtype=bool)]
-        needs = [s - len(F)]
+        groups, needs = [np.ones(p, dtype=bool)], [s - len(F)]
         if overlap is not None:
             ref, k = overlap
             g0 = np.zeros(p, dtype=bool)
             g0[np.asarray(ref, dtype=np.int64)] = True
-            n0 = sum(g0[j] for j in F)
+            n0 = sum(bool(g0[j]) for j in F)
             groups, needs = [g0, ~g0], [int(k) - n0, (s - int(k)) - (len(F) - n0)]
         excluded = {tuple(np.sort(np.asarray(S, dtype=np.int64)).tolist()) for S in exclude}
-        infeasible = OracleResult(None, math.inf, math.inf, "infeasible", 0, time.perf_counter() - t0)
-        if any(not allowed[j] for j in F) or min(needs) < 0:
-            return infeasible
+        ok = all(allowed[j] for j in F) and min(needs) >= 0
         free0 = allowed.copy()
         free0[F] = False
-        inc_S, inc = None, math.inf
-        stack = [(tuple(F), free0, tuple(needs))]
-        nodes = 0
-        while stack:
-            if nodes >= self.max_nodes:
-                break
+        return ok, (tuple(F), free0, tuple(needs)), groups, excluded
+
+    def _search(self, root, groups, excluded, cutoff, on_leaf):
+        """Depth-first branch and bound; returns (open nodes left, nodes, smallest pruned bound).
+
+        ``cutoff()`` is the current pruning level (nodes with bound > cutoff are pruned);
+        ``on_leaf(S, scores)`` receives each enumerated leaf's screened completions, scored.
+        """
+        s = self.s
+        stack, nodes, pruned = [root], 0, math.inf
+        while stack and nodes < self.max_nodes:
             ins, free, need = stack.pop()
             nodes += 1
             cands = [np.flatnonzero(free & g) for g in groups]
             if any(len(c) < m for c, m in zip(cands, need)):
                 continue
             U = self._U
-            base = U[:, list(ins)].sum(axis=1) if ins else np.zeros(len(U))
-            usum = base.copy()
+            usum = U[:, list(ins)].sum(axis=1) if ins else np.zeros(len(U))
             for c, m in zip(cands, need):
                 if m:
-                    usum += -np.sort(-U[:, c], axis=1)[:, :m].sum(axis=1)
+                    usum = usum + (-np.sort(-U[:, c], axis=1)[:, :m].sum(axis=1))
             lb = float(self._bound(usum))
-            if lb > inc:
+            if lb > cutoff():
+                pruned = min(pruned, lb)
                 continue
             count = math.prod(math.comb(len(c), m) for c, m in zip(cands, need))
             if count <= self.leaf_size:
@@ -150,15 +151,11 @@ class GenericSession(ThresholdByCalls, OracleSession):
                     continue
                 S = np.array(rows, dtype=np.int64).reshape(-1, s)
                 lbs = self._bound(U[:, S].sum(axis=2))
-                S = S[lbs <= inc]
-                if not len(S):
-                    continue
-                sc = self._scores(S)
-                order = np.lexsort([S[:, j] for j in range(s - 1, -1, -1)] + [sc])
-                b = order[0]
-                if sc[b] < inc or (sc[b] == inc and tuple(S[b]) < tuple(inc_S)):
-                    inc, inc_S = float(sc[b]), S[b].copy()
-                    self._add_alpha(self.score.dual_point(inc_S))
+                keep = lbs <= cutoff()
+                if (~keep).any():
+                    pruned = min(pruned, float(lbs[~keep].min()))
+                if keep.any():
+                    on_leaf(S[keep], self._scores(S[keep]))
                 continue
             # branch on the most wanted free feature of the best dual vector's relaxed pick
             best = int(np.argmax(self.score.bound_value(np.asarray(self._consts), usum)))
@@ -170,6 +167,25 @@ class GenericSession(ThresholdByCalls, OracleSession):
             need_in = tuple(m - (i == gi) for i, m in enumerate(need))
             stack.append((tuple(sorted(ins + (j,))), out, need_in))  # j included: explored first
         self.nodes_total += nodes
+        return stack, nodes, pruned
+
+    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6):
+        """See :meth:`dpbench.base.OracleSession.solve`; ``time_limit`` is ignored (deterministic)."""
+        t0 = time.perf_counter()
+        ok, root, groups, excluded = self._setup(exclude, overlap, fixed_in, fixed_out)
+        if not ok:
+            return OracleResult(None, math.inf, math.inf, "infeasible", 0, time.perf_counter() - t0)
+        state = {"S": None, "sc": math.inf}
+
+        def on_leaf(S, sc):
+            order = np.lexsort([S[:, j] for j in range(self.s - 1, -1, -1)] + [sc])
+            b = order[0]
+            if sc[b] < state["sc"] or (sc[b] == state["sc"] and tuple(S[b]) < tuple(state["S"])):
+                state["S"], state["sc"] = S[b].copy(), float(sc[b])
+                self._add_alpha(self.score.dual_point(state["S"]))
+
+        stack, nodes, _ = self._search(root, groups, excluded, lambda: state["sc"], on_leaf)
+        inc_S, inc = state["S"], state["sc"]
         seconds = time.perf_counter() - t0
         if stack:  # node limit: the open nodes' bounds bound everything not yet seen
             open_lb = min(self._node_bound(n, groups) for n in stack)
@@ -178,6 +194,46 @@ class GenericSession(ThresholdByCalls, OracleSession):
         if inc_S is None:
             return OracleResult(None, math.inf, math.inf, "infeasible", nodes, seconds)
         return OracleResult(inc_S, inc, inc, "optimal", nodes, seconds)
+
+    def supports_below(self, threshold, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(),
+                       time_limit=None, max_count=2_000_000, rank=None, known_scores=()):
+        """Direct threshold enumeration by the same branch and bound (see :meth:`OracleSession.supports_below`).
+
+        Nodes are pruned when their bound exceeds the current threshold, which ``rank`` and
+        ``known_scores`` lower as supports are found (:func:`rank_threshold`). ``time_limit``
+        is ignored; ``max_nodes`` (per call) and ``max_count`` are the deterministic limits.
+        """
+        t0 = time.perf_counter()
+        ok, root, groups, excluded = self._setup(exclude, overlap, fixed_in, fixed_out)
+        st = {"tau": rank_threshold(threshold, rank, known_scores), "S": [], "sc": [], "above": math.inf}
+        if not ok:
+            return ThresholdResult(np.empty((0, self.s), dtype=np.int64), np.empty(0), True, math.inf, st["tau"])
+
+        def on_leaf(S, sc):
+            keep = sc <= st["tau"]
+            if (~keep).any():
+                st["above"] = min(st["above"], float(sc[~keep].min()))
+            st["S"].append(S[keep])
+            st["sc"].append(sc[keep])
+            if rank is not None:
+                st["tau"] = rank_threshold(st["tau"], rank, known_scores, *st["sc"])
+
+        stack, nodes, pruned = self._search(root, groups, excluded, lambda: st["tau"], on_leaf)
+        S = np.concatenate(st["S"]) if st["S"] else np.empty((0, self.s), dtype=np.int64)
+        sc = np.concatenate(st["sc"]) if st["sc"] else np.empty(0)
+        tau = st["tau"]
+        lower = min(pruned, st["above"], float(sc[sc > tau].min()) if (sc > tau).any() else math.inf)
+        S, sc = S[sc <= tau], sc[sc <= tau]
+        order = _order_supports(S, sc)
+        status, msg = "complete", ""
+        if stack:
+            status, msg = "time_limit", f"node limit max_nodes = {self.max_nodes} reached"
+            lower = min(lower, min(self._node_bound(n, groups) for n in stack))
+        elif len(S) > max_count:
+            status, msg = "max_count", f"more than max_count = {max_count} supports"
+        certified = status == "complete" and lower > tau
+        return ThresholdResult(S[order], sc[order], certified, lower, tau, status, 0, nodes,
+                               time.perf_counter() - t0, msg)
 
     def _node_bound(self, node, groups):
         ins, free, need = node
