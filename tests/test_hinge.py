@@ -37,7 +37,7 @@ def _slsqp(X, y, S, lam, r):
     return res.fun
 
 
-@pytest.mark.parametrize("lam,r", [(0.3, 1.1), (100.0, 1.1), (0.3, 0.2)])
+@pytest.mark.parametrize("lam,r", [pytest.param(0.3, 1.1, marks=pytest.mark.slow), (100.0, 1.1), (0.3, 0.2)])
 def test_hinge_score_matches_an_independent_qp_solver_and_certifies_its_gap(lam, r):
     X, y, _ = _data(1, n=25, p=6)
     h = HingeScore(X, y, lam=lam, r=r)
