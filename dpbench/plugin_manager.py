@@ -18,7 +18,7 @@ from typing import Iterable
 import pluggy
 
 from . import hookspecs
-from .base import DP_TYPES, PREPROCESSING, Dataset, Generator, Param, Selector, Solver
+from .base import DP_TYPES, PREPROCESSING, Dataset, Generator, Loss, Param, Selector, Solver
 from .errors import UnknownNameError
 
 ENTRY_POINT_GROUP = "dpbench"
@@ -29,7 +29,7 @@ KINDS = {
     "dataset": "dpbench_datasets",
     "loss": "dpbench_losses",
 }
-BASES = {"selector": Selector, "generator": Generator, "solver": Solver, "dataset": Dataset}
+BASES = {"selector": Selector, "generator": Generator, "solver": Solver, "dataset": Dataset, "loss": Loss}
 
 
 def check_plugin_class(kind: str, obj) -> None:

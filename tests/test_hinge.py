@@ -147,7 +147,7 @@ def test_exhaustive_with_hinge_is_the_exponential_mechanism_of_the_hinge_score()
 def test_cli_hinge_runs_the_selectors_and_refuses_least_squares_only_ones(tmp_path, capsys):
     args = ["compare", "--loss", "hinge", "--generator", "classification", "--p", "9", "--s", "2",
             "--n", "400", "--trials", "1", "--draws", "20", "--lam", "100", "--out", str(tmp_path / "h.db"),
-            "--param", "mcmc.iterations=20"]
+            "--param", "mcmc.iterations=20", "--delta", "1e-6"]
     assert main(args + ["--methods", "exhaustive,topr,mistakes,mcmc,bss"]) == 0
     out = capsys.readouterr()
     assert "failed" not in out.err

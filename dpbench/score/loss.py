@@ -1,6 +1,6 @@
 """Losses as plugins: the score R(S, D) a trial uses and its sensitivity (layer 2).
 
-A :class:`Loss` declares everything the host needs to run the exponential-mechanism
+A :class:`dpbench.base.Loss` (the contract, layer 1) declares everything the host needs to run the exponential-mechanism
 selectors with it (issue 16):
 
 * :meth:`Loss.prepare` -- the declared, data-independent preprocessing (clipping) of a problem;
@@ -23,53 +23,17 @@ unchanged; the hinge loss (:class:`Hinge`) is the second built-in.
 from __future__ import annotations
 
 import math
-from typing import ClassVar
 
 import numpy as np
 
-from ..base import Configurable, Param
+from ..base import Loss, Param
 from ..errors import UserInputError
 from ..privacy.sensitivity import sensitivity as ridge_sensitivity
-from ..problem import Problem
 from .hinge import HingeScore
 from .ridge import RidgeScore
 
 #: The loss of every run that names none.
 DEFAULT_LOSS = "least-squares"
-
-
-class Loss(Configurable):
-    """A loss whose best-subset score the exponential mechanisms use (plugin kind ``loss``).
-
-    Subclasses set ``name``, ``summary``, ``response`` (``"real"`` or ``"binary"``: labels in
-    {-1, +1}), ``oracle`` and implement :meth:`score` and :meth:`sensitivity`.
-    """
-
-    kind: ClassVar[str] = "loss"
-    response: ClassVar[str] = "real"
-    oracle: ClassVar[str] = "generic"
-
-    def prepare(self, problem: Problem, b_x: float, b_y: float) -> Problem:
-        """The clipped problem the score is computed on (default: clip X to b_x and y to b_y)."""
-        return problem.clipped(b_x, b_y)
-
-    def score(self, X: np.ndarray, y: np.ndarray, lam: float, r: float):
-        """The batched score on clipped data: ``score(supports (B, s)) -> (B,)``."""
-        raise NotImplementedError
-
-    def sensitivity(self, s: int, n: int, b_x: float, b_y: float, r: float, kind: str = "tight") -> float:
-        """Global sensitivity Delta of the score under replace-one neighbouring data sets."""
-        raise NotImplementedError
-
-    def score_bound(self, n: int, b_y: float) -> float:
-        """An upper bound on R(S, D) for every support and every (clipped) data set."""
-        raise NotImplementedError
-
-    @classmethod
-    def describe(cls) -> dict:
-        d = super().describe()
-        d.update(response=cls.response, oracle=cls.oracle)
-        return d
 
 
 class LeastSquares(Loss):
