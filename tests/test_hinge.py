@@ -9,7 +9,7 @@ import pytest
 from scipy.optimize import minimize
 
 from dpbench import Trial
-from dpbench.cli import main
+from dpbench.cli.main import main
 from dpbench.errors import UserInputError
 from dpbench.oracle.generic import GenericSession
 from dpbench.plugin_manager import registry
