@@ -201,8 +201,7 @@ class Selector(Configurable, abc.ABC):
     #: guarantee holds on raw data, e.g. bounded votes); the runner builds the trial data from it.
     preprocessing: ClassVar[str] = "clip"
     output_law: ClassVar[str | None] = None
-    #: Losses (``--loss``) the selector works with; ``("*",)``: any registered loss, through
-    #: ``trial.score`` and ``trial.delta`` only. Others are refused before the first trial.
+    #: Losses (``--loss``) it works with; ``("*",)``: any, via trial.score/delta (others refused up front).
     losses: ClassVar[tuple] = ("*",)
 
     def check_setting(self, p: int, s: int) -> None:
@@ -449,43 +448,6 @@ class Dataset(abc.ABC):
         return {"name": cls.name, "summary": cls.summary, "provenance": cls.provenance}
 
 
-# --------------------------------------------------------------------------- losses
-
-
-class Loss(Configurable):
-    """A loss whose best-subset score the exponential mechanisms use (plugin kind ``loss``).
-
-    Subclasses set ``name``, ``summary``, ``response`` (``"real"`` or ``"binary"``: labels in
-    {-1, +1}), ``oracle`` and implement :meth:`score` and :meth:`sensitivity`.
-    """
-
-    kind: ClassVar[str] = "loss"
-    response: ClassVar[str] = "real"
-    oracle: ClassVar[str] = "generic"
-
-    def prepare(self, problem: Problem, b_x: float, b_y: float) -> Problem:
-        """The clipped problem the score is computed on (default: clip X to b_x and y to b_y)."""
-        return problem.clipped(b_x, b_y)
-
-    def score(self, X: np.ndarray, y: np.ndarray, lam: float, r: float):
-        """The batched score on clipped data: ``score(supports (B, s)) -> (B,)``."""
-        raise NotImplementedError
-
-    def sensitivity(self, s: int, n: int, b_x: float, b_y: float, r: float, kind: str = "tight") -> float:
-        """Global sensitivity Delta of the score under replace-one neighbouring data sets."""
-        raise NotImplementedError
-
-    def score_bound(self, n: int, b_y: float) -> float:
-        """An upper bound on R(S, D) for every support and every (clipped) data set."""
-        raise NotImplementedError
-
-    @classmethod
-    def describe(cls) -> dict:
-        d = super().describe()
-        d.update(response=cls.response, oracle=cls.oracle)
-        return d
-
-
 # --------------------------------------------------------------------------- solvers
 
 ORACLE_STATUSES = ("optimal", "infeasible", "time_limit", "suboptimal", "error")
@@ -665,8 +627,7 @@ class Solver(Configurable, abc.ABC):
 
     kind: ClassVar[str] = "solver"
     handles_lam_zero: ClassVar[bool] = False
-    #: Oracle kinds of losses this backend accepts (``Loss.oracle``): ``"least-squares"`` for
-    #: the ridge Gram structure, ``"generic"`` when it uses only the batched score.
+    #: ``Loss.oracle`` kinds it accepts: "least-squares" (ridge Gram structure), "generic" (batched score).
     losses: ClassVar[tuple] = ("least-squares",)
 
     @abc.abstractmethod

@@ -139,7 +139,7 @@ def dpbench_datasets():
 
 @hookspec
 def dpbench_losses():
-    """Return a list of :class:`dpbench.score.loss.Loss` subclasses (best-subset scores).
+    """Return a list of :class:`dpbench.loss_contract.Loss` subclasses (best-subset scores).
 
     Each declares ``name``, its batched per-support score R(S, D) (``score``), its
     sensitivity Delta under replace-one after its preprocessing (``sensitivity``), an upper

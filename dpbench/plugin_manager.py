@@ -18,8 +18,9 @@ from typing import Iterable
 import pluggy
 
 from . import hookspecs
-from .base import DP_TYPES, PREPROCESSING, Dataset, Generator, Loss, Param, Selector, Solver
+from .base import DP_TYPES, PREPROCESSING, Dataset, Generator, Param, Selector, Solver
 from .errors import UnknownNameError
+from .loss_contract import Loss
 
 ENTRY_POINT_GROUP = "dpbench"
 KINDS = {

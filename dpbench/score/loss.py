@@ -1,6 +1,6 @@
 """Losses as plugins: the score R(S, D) a trial uses and its sensitivity (layer 2).
 
-A :class:`dpbench.base.Loss` (the contract, layer 1) declares everything the host needs to run the exponential-mechanism
+A :class:`dpbench.loss_contract.Loss` (the contract, layer 1) declares everything the host needs to run the exponential-mechanism
 selectors with it (issue 16):
 
 * :meth:`Loss.prepare` -- the declared, data-independent preprocessing (clipping) of a problem;
@@ -26,7 +26,8 @@ import math
 
 import numpy as np
 
-from ..base import Loss, Param
+from ..base import Param
+from ..loss_contract import Loss
 from ..errors import UserInputError
 from ..privacy.sensitivity import sensitivity as ridge_sensitivity
 from .hinge import HingeScore
