@@ -76,11 +76,45 @@ def _merge_options(args) -> dict:
     return opts
 
 
-def build_run_config(opts: dict):
-    """Turn merged compare options into a :class:`dpbench.runner.execute.RunConfig` (validated)."""
-    from ..plugin_manager import registry
-    from ..runner.execute import RunConfig, data_settings
+def build_run_configs(opts: dict) -> list:
+    """All the run configurations of merged compare options: one per point of the grid.
 
+    Run-level lists (``b_x = [0.5, 0.75]``, solver-parameter lists) are expanded by
+    :func:`dpbench.runner.config.grid_points`; each point is built and validated by
+    :func:`build_run_config`. The configurations run one after another into one database.
+    """
+    from ..runner.config import grid_points
+
+    return [build_run_config(point) for point in grid_points(opts)]
+
+
+def build_run_config(opts: dict):
+    """Turn merged compare options into a :class:`dpbench.runner.execute.RunConfig` (validated).
+
+    ``opts`` is one grid point (scalar run-level options; a one-element list is accepted).
+    Comma-separated values of a method's parameter (``topr.R=2,300``) make one method
+    *variant* per value (products over several parameters), labelled with the non-default
+    values (``topr(R=300)``); those of the generator's parameters make data settings.
+
+    Raises
+    ------
+    UserInputError
+        A grid option with several values (use :func:`build_run_configs`), an unknown name,
+        a malformed or repeated parameter, or any value :meth:`RunConfig.validate` refuses.
+    """
+    import itertools
+
+    from ..plugin_manager import registry
+    from ..runner.config import GRID_OPTIONS, OPTION_BY_NAME, param_values
+    from ..runner.execute import RunConfig, data_settings, variant_label
+
+    opts = dict(opts)
+    for k in GRID_OPTIONS:
+        if isinstance(opts.get(k), (list, tuple)):
+            if len(opts[k]) != 1:
+                raise UserInputError(f"{OPTION_BY_NAME[k].flag} has {len(opts[k])} values: expand the grid "
+                                     "with build_run_configs")
+            opts[k] = opts[k][0]
     reg = registry()
     if not opts.get("methods"):
         raise UserInputError("no methods given; use e.g. --methods exhaustive (known: "
@@ -101,9 +135,9 @@ def build_run_config(opts: dict):
         lhs, value = item.split("=", 1)
         name, key = lhs.split(".", 1)
         if name in methods:
-            method_params.setdefault(name, {})[key] = value
+            method_params.setdefault(name, {})[key] = param_values(value)
         elif name == gen_name and not opts.get("dataset"):
-            gen_params[key] = value
+            gen_params[key] = param_values(value)
         elif name == (opts.get("solver") or "highs"):
             solver_params[key] = value
         elif from_file and any(name in reg.names(kind) for kind in ("selector", "generator", "solver")):
@@ -111,6 +145,18 @@ def build_run_config(opts: dict):
         else:
             raise UserInputError(f"--param {item!r}: {name!r} is neither one of the methods "
                                  f"({', '.join(methods)}), the generator ({gen_name}) nor the solver")
+    labels, variant_params = [], {}
+    for m in methods:
+        given = method_params.get(m, {})
+        keys = list(given)
+        for combo in itertools.product(*[given[k] for k in keys]):
+            params = dict(zip(keys, combo))
+            label = variant_label(m, params)
+            if label in variant_params:
+                raise UserInputError(f"--param values of {m} give the same method twice ({label}); "
+                                     "give each value once")
+            labels.append(label)
+            variant_params[label] = params
     if opts.get("dataset") or opts.get("data"):
         if opts.get("dataset") and opts.get("data"):
             raise UserInputError("give either --dataset or --data, not both")
@@ -139,14 +185,14 @@ def build_run_config(opts: dict):
         if opts.get("design"):
             if "design" not in gen.params:
                 raise UserInputError(f"--design applies to the planted generator; use --generator planted")
-            gen_params["design"] = opts["design"]
+            gen_params["design"] = [opts["design"]]
         for k, v in gen_params.items():
-            grid[k] = [v]
+            grid[k] = v
         data = data_settings(gen_name, grid)
         reference = opts.get("reference") or "true"
     cfg = RunConfig(
-        methods=methods, data=data, epsilons=list(opts["epsilon"]), trials=opts["trials"],
-        draws=opts["draws"], seed=opts["seed"], method_params=method_params, b_x=opts["b_x"],
+        methods=labels, data=data, epsilons=list(opts["epsilon"]), trials=opts["trials"],
+        draws=opts["draws"], seed=opts["seed"], method_params=variant_params, b_x=opts["b_x"],
         b_y=opts["b_y"], r=opts["r"], lam=opts["lam"], sensitivity=opts["sensitivity"],
         solver=opts["solver"], solver_params=solver_params, reference=reference, delta=float(opts["delta"]),
     )
@@ -175,7 +221,7 @@ def cmd_compare(args) -> int:
     from ..results.store import ResultStore
 
     opts = _merge_options(args)
-    cfg = build_run_config(opts)
+    cfgs = build_run_configs(opts)
     if opts.get("json"):
         check_output_path(opts["json"], "--json")
     opts["jobs"] = check_jobs(opts["jobs"])
@@ -183,8 +229,9 @@ def cmd_compare(args) -> int:
     done = store.done_keys()
     if getattr(args, "retry_failed", False):
         done -= store.failed_keys()  # the retry's rows replace the failed ones (ResultStore.write)
-    tasks = plan(cfg, done)
-    keys = {row_key(cfg, st, t, m, e) for st in cfg.data for t in range(cfg.trials)
+    # the grid's points run one after another into the same database
+    plans = [(cfg, plan(cfg, done)) for cfg in cfgs]
+    keys = {row_key(cfg, st, t, m, e) for cfg in cfgs for st in cfg.data for t in range(cfg.trials)
             for m in cfg.methods for e in cfg.epsilons}
     resumed = len(keys & done)
     if resumed:
@@ -192,14 +239,17 @@ def cmd_compare(args) -> int:
     try:
         from .progress import RunProgress
 
-        with RunProgress(err_console, len(tasks), jobs=opts["jobs"], backend=opts["backend"]) as progress:
-            execute(cfg, store, tasks, on_task_done=progress.task_done, on_event=progress.event,
-                    jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
+        with RunProgress(err_console, sum(len(tasks) for _, tasks in plans), jobs=opts["jobs"],
+                         backend=opts["backend"]) as progress:
+            for cfg, tasks in plans:
+                execute(cfg, store, tasks, on_task_done=progress.task_done, on_event=progress.event,
+                        jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
     except KeyboardInterrupt:
         store.close()
         err_console.print(f"\ninterrupted: finished trials are saved in {escape(str(opts['out']))}; "
                           "run the same command again to resume.")
         return 130
+    cfg = cfgs[0]
     rows = [r for r in store.rows() if r["key"] in keys]
     for r in rows:
         r["setting"] = json.loads(r["setting"])
@@ -214,8 +264,8 @@ def cmd_compare(args) -> int:
     failed = [r for r in rows if r["status"] == "failed"]
     if failed:
         first = failed[0]
-        err_console.print(f"[yellow]{len(failed)} failed result(s); first: {escape(first['method'])} trial "
-                          f"{first['trial']}: {escape(str(first['error']))}[/yellow]")
+        err_console.print(f"[yellow]{len(failed)} failed result(s); first: {escape(first['label'] or first['method'])} "
+                          f"trial {first['trial']}: {escape(str(first['error']))}[/yellow]")
     if opts.get("json"):
         Path(opts["json"]).write_text(json.dumps(_json_summary(summary), indent=1))
     store.close()
@@ -226,7 +276,33 @@ def _json_summary(summary):
     keep = ("method", "label", "guaranteed", "guarantee", "data", "n", "p", "s", "epsilon", "delta", "trials",
             "total_trials", "recovery_rate", "recovery_se", "recovery_prob", "f1", "topk", "time_median_s",
             "dp_type", "epsilon_spent", "reference", "failed", "uncertified")
-    return [{k: _nan_to_none(d[k]) for k in keep} | {"setting": d["setting"]} for d in summary]
+    return [{k: _nan_to_none(d[k]) for k in keep} | {"setting": d["setting"], "config": _config(d)}
+            for d in summary]
+
+
+def _config(d) -> dict:
+    c = d.get("config") or {}
+    return json.loads(c) if isinstance(c, str) else c
+
+
+#: Run options that, when they differ between summary rows (a grid), get a column of their own.
+SWEEP_COLUMNS = (("b_x", "b_x"), ("b_y", "b_y"), ("r", "r"), ("lam", "Λ"), ("sensitivity", "Δ"),
+                 ("delta", "δ"), ("solver", "solver"), ("draws", "draws"), ("reference", "reference"))
+
+
+def varying_columns(summary) -> list[tuple[str, str]]:
+    """(config key, header) of the run options whose values differ between summary rows."""
+    out = []
+    for key, head in SWEEP_COLUMNS:
+        values = {json.dumps(_config(d).get(key, d.get(key)), sort_keys=True) for d in summary}
+        if len(values) > 1:
+            out.append((key, head))
+    return out
+
+
+def _sweep_cell(d, key) -> str:
+    v = _config(d).get(key, d.get(key))
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _nan_to_none(v):
@@ -254,8 +330,10 @@ GUARANTEE_NOTE = ("guarantee: the privacy guarantee that holds for every trial o
 def print_summary(summary, cfg=None, out=console) -> None:
     """Print the per-setting summary as a rich table: guaranteed rows, then the rest dimmed."""
     table = Table(title="dpbench compare", header_style="bold")
+    sweep = varying_columns(summary)
     for col, just in (("method", "left"), ("data", "left"), ("n", "right"), ("p", "right"), ("s", "right"),
-                      ("ε", "right"), ("guarantee", "left"), ("trials", "right"), ("recovery ± se", "right"),
+                      *((head, "right") for _, head in sweep), ("ε", "right"), ("guarantee", "left"), ("trials", "right"),
+                      ("recovery ± se", "right"),
                       ("P(exact)", "right"), ("F1", "right"), ("median s", "right"),
                       ("failed", "right"), ("uncert.", "right")):
         table.add_column(col, justify=just, no_wrap=True)
@@ -265,7 +343,7 @@ def print_summary(summary, cfg=None, out=console) -> None:
         nxt = summary[i + 1] if i + 1 < len(summary) else None
         same_setting = nxt is not None and all(nxt[k] == d[k] for k in ("data", "p", "s", "n", "epsilon"))
         table.add_row(escape(d["label"]), escape(d["data"]), str(d["n"]), str(d["p"]), str(d["s"]),
-                      f"{d['epsilon']:g}", escape(d["guarantee"]), _trials(d), rate, _fmt(d["recovery_prob"]),
+                      *(escape(_sweep_cell(d, k)) for k, _ in sweep), f"{d['epsilon']:g}", escape(d["guarantee"]), _trials(d), rate, _fmt(d["recovery_prob"]),
                       _fmt(d["f1"]), _fmt(d["time_median_s"], ".3g"), str(d["failed"]),
                       f"[red]{d['uncertified']}[/red]" if d["uncertified"] else "0",
                       style=None if d["guaranteed"] else "dim",
@@ -274,8 +352,12 @@ def print_summary(summary, cfg=None, out=console) -> None:
     if cfg is not None:
         ref = {"true": "the true support", "bss": "the certified non-private best subset",
                "lasso": "the non-private Lasso top-s", "sis": "the non-private SIS top-s"}[cfg.reference]
-        out.print(f"[dim]neighbouring data sets: replace-one · b_x={cfg.b_x:g}, b_y={cfg.b_y:g}, r={cfg.r:g}, "
-                  f"Λ={cfg.lam:g}, Δ: {cfg.sensitivity}, run δ={cfg.delta:g} · reference: {ref} · "
+        swept = {k for k, _ in sweep}
+        fixed = [f"{head}={getattr(cfg, k):g}" if isinstance(getattr(cfg, k), float) else f"{head}: {getattr(cfg, k)}"
+                 for k, head in (("b_x", "b_x"), ("b_y", "b_y"), ("r", "r"), ("lam", "Λ"), ("sensitivity", "Δ"),
+                                 ("delta", "run δ")) if k not in swept]
+        out.print(f"[dim]neighbouring data sets: replace-one · {', '.join(fixed)} · "
+                  f"reference: {ref} · "
                   f"{GUARANTEE_NOTE} · trials: k/N of the setting's trials in this row · recovery: mean over "
                   f"those trials of the per-trial exact-recovery rate over {cfg.draws} draws · P(exact): the "
                   f"mechanism's analytic probability of exact recovery (— where not available) · median s: "
@@ -448,13 +530,15 @@ def cmd_report(args) -> int:
 
 def markdown_table(summary) -> str:
     """The summary as a GitHub-flavoured Markdown table."""
-    head = ["method", "data", "n", "p", "s", "ε", "guarantee", "trials", "exact recovery ± se",
-            "P(exact) analytic", "F1", "median s", "reference", "failed", "uncertified"]
+    sweep = varying_columns(summary)
+    head = ["method", "data", "n", "p", "s", *(h for _, h in sweep), "ε", "guarantee", "trials",
+            "exact recovery ± se", "P(exact) analytic", "F1", "median s", "reference", "failed", "uncertified"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in summary:
         label = d["label"] if d["guaranteed"] else f"*{d['label']}*"
         lines.append("| " + " | ".join([
-            label, d["data"], str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}", d["guarantee"],
+            label, d["data"], str(d["n"]), str(d["p"]), str(d["s"]), *(_sweep_cell(d, k) for k, _ in sweep),
+            f"{d['epsilon']:g}", d["guarantee"],
             _trials(d), f"{_fmt(d['recovery_rate'])} ± {_fmt(d['recovery_se'])}", _fmt(d["recovery_prob"]),
             _fmt(d["f1"]), _fmt(d["time_median_s"], ".3g"), d["reference"], str(d["failed"]),
             str(d["uncertified"])]) + " |")
