@@ -20,9 +20,9 @@ def _rows(db):
 def test_adding_a_value_to_a_run_option_leaves_the_existing_rows_identical(tmp_path):
     one, two = tmp_path / "one.db", tmp_path / "two.db"
     assert main(["compare", "--methods", "exhaustive,mcmc", *SMALL, "--b-x", "0.5",
-                 "--param", "mcmc.iterations=30", "--out", str(one)]) == 0
+                 "--param", "mcmc.iterations=30", "--delta", "1e-6", "--out", str(one)]) == 0
     assert main(["compare", "--methods", "exhaustive,mcmc", *SMALL, "--b-x", "0.5,0.75",
-                 "--param", "mcmc.iterations=30", "--out", str(two)]) == 0
+                 "--param", "mcmc.iterations=30", "--delta", "1e-6", "--out", str(two)]) == 0
     a, b = _rows(one), _rows(two)
     assert len(a) == 2 * 2 and len(b) == 2 * len(a)  # 2 methods x 2 trials, then per b_x
     assert {k: v for k, v in b.items() if v[2]["b_x"] == 0.5} == a
