@@ -89,3 +89,14 @@ def test_table_and_json_key_on_the_swept_option(tmp_path, capsys):
     assert "Λ" in table.splitlines()[2] or "Λ" in table
     summary = json.loads(out.read_text())
     assert sorted(r["config"]["lam"] for r in summary) == [5.0, 50.0]
+
+
+def test_plot_against_a_swept_run_option(tmp_path):
+    pytest.importorskip("matplotlib")
+    db = tmp_path / "p.db"
+    assert main(["compare", "--methods", "exhaustive", *SMALL, "--b-x", "0.5,1", "--lam", "5,50",
+                 "--out", str(db)]) == 0
+    for x in ("b_x", "lam"):
+        png = tmp_path / f"{x}.png"
+        assert main(["plot", str(db), "--x", x, "-o", str(png)]) == 0
+        assert png.stat().st_size > 10_000
