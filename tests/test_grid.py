@@ -34,7 +34,10 @@ def test_adding_a_value_to_a_run_option_leaves_the_existing_rows_identical(tmp_p
 
 def test_parameter_list_makes_labelled_variants_equal_to_single_runs(tmp_path):
     grid, plain, r10 = tmp_path / "grid.db", tmp_path / "plain.db", tmp_path / "r10.db"
-    assert main(["compare", "--methods", "topr", *SMALL, "--param", "topr.R=auto,10", "--out", str(grid)]) == 0
+    assert main(["compare", "--methods", "topr", *SMALL, "--param", "topr.R=auto,10", "--out", str(grid),
+                 "--json", str(tmp_path / "g.json")]) == 0
+    labels = {r["label"].replace(" (no guarantee)", "") for r in json.loads((tmp_path / "g.json").read_text())}
+    assert labels == {"topr", "topr(R=10)"}  # the summary keeps the variants apart
     assert main(["compare", "--methods", "topr", *SMALL, "--param", "topr.R=auto", "--out", str(plain)]) == 0
     assert main(["compare", "--methods", "topr", *SMALL, "--param", "topr.R=10", "--out", str(r10)]) == 0
     g = _rows(grid)
