@@ -285,26 +285,6 @@ def _config(d) -> dict:
     return json.loads(c) if isinstance(c, str) else c
 
 
-#: Run options that, when they differ between summary rows (a grid), get a column of their own.
-SWEEP_COLUMNS = (("b_x", "b_x"), ("b_y", "b_y"), ("r", "r"), ("lam", "Λ"), ("sensitivity", "Δ"),
-                 ("delta", "δ"), ("solver", "solver"), ("draws", "draws"), ("reference", "reference"))
-
-
-def varying_columns(summary) -> list[tuple[str, str]]:
-    """(config key, header) of the run options whose values differ between summary rows."""
-    out = []
-    for key, head in SWEEP_COLUMNS:
-        values = {json.dumps(_config(d).get(key, d.get(key)), sort_keys=True) for d in summary}
-        if len(values) > 1:
-            out.append((key, head))
-    return out
-
-
-def _sweep_cell(d, key) -> str:
-    v = _config(d).get(key, d.get(key))
-    return f"{v:g}" if isinstance(v, float) else str(v)
-
-
 def _nan_to_none(v):
     return None if isinstance(v, float) and math.isnan(v) else v
 
@@ -330,10 +310,8 @@ GUARANTEE_NOTE = ("guarantee: the privacy guarantee that holds for every trial o
 def print_summary(summary, cfg=None, out=console) -> None:
     """Print the per-setting summary as a rich table: guaranteed rows, then the rest dimmed."""
     table = Table(title="dpbench compare", header_style="bold")
-    sweep = varying_columns(summary)
     for col, just in (("method", "left"), ("data", "left"), ("n", "right"), ("p", "right"), ("s", "right"),
-                      *((head, "right") for _, head in sweep), ("ε", "right"), ("guarantee", "left"), ("trials", "right"),
-                      ("recovery ± se", "right"),
+                      ("ε", "right"), ("guarantee", "left"), ("trials", "right"), ("recovery ± se", "right"),
                       ("P(exact)", "right"), ("F1", "right"), ("median s", "right"),
                       ("failed", "right"), ("uncert.", "right")):
         table.add_column(col, justify=just, no_wrap=True)
@@ -343,7 +321,7 @@ def print_summary(summary, cfg=None, out=console) -> None:
         nxt = summary[i + 1] if i + 1 < len(summary) else None
         same_setting = nxt is not None and all(nxt[k] == d[k] for k in ("data", "p", "s", "n", "epsilon"))
         table.add_row(escape(d["label"]), escape(d["data"]), str(d["n"]), str(d["p"]), str(d["s"]),
-                      *(escape(_sweep_cell(d, k)) for k, _ in sweep), f"{d['epsilon']:g}", escape(d["guarantee"]), _trials(d), rate, _fmt(d["recovery_prob"]),
+                      f"{d['epsilon']:g}", escape(d["guarantee"]), _trials(d), rate, _fmt(d["recovery_prob"]),
                       _fmt(d["f1"]), _fmt(d["time_median_s"], ".3g"), str(d["failed"]),
                       f"[red]{d['uncertified']}[/red]" if d["uncertified"] else "0",
                       style=None if d["guaranteed"] else "dim",
@@ -352,12 +330,8 @@ def print_summary(summary, cfg=None, out=console) -> None:
     if cfg is not None:
         ref = {"true": "the true support", "bss": "the certified non-private best subset",
                "lasso": "the non-private Lasso top-s", "sis": "the non-private SIS top-s"}[cfg.reference]
-        swept = {k for k, _ in sweep}
-        fixed = [f"{head}={getattr(cfg, k):g}" if isinstance(getattr(cfg, k), float) else f"{head}: {getattr(cfg, k)}"
-                 for k, head in (("b_x", "b_x"), ("b_y", "b_y"), ("r", "r"), ("lam", "Λ"), ("sensitivity", "Δ"),
-                                 ("delta", "run δ")) if k not in swept]
-        out.print(f"[dim]neighbouring data sets: replace-one · {', '.join(fixed)} · "
-                  f"reference: {ref} · "
+        out.print(f"[dim]neighbouring data sets: replace-one · b_x={cfg.b_x:g}, b_y={cfg.b_y:g}, r={cfg.r:g}, "
+                  f"Λ={cfg.lam:g}, Δ: {cfg.sensitivity}, run δ={cfg.delta:g} · reference: {ref} · "
                   f"{GUARANTEE_NOTE} · trials: k/N of the setting's trials in this row · recovery: mean over "
                   f"those trials of the per-trial exact-recovery rate over {cfg.draws} draws · P(exact): the "
                   f"mechanism's analytic probability of exact recovery (— where not available) · median s: "
@@ -530,15 +504,13 @@ def cmd_report(args) -> int:
 
 def markdown_table(summary) -> str:
     """The summary as a GitHub-flavoured Markdown table."""
-    sweep = varying_columns(summary)
-    head = ["method", "data", "n", "p", "s", *(h for _, h in sweep), "ε", "guarantee", "trials",
-            "exact recovery ± se", "P(exact) analytic", "F1", "median s", "reference", "failed", "uncertified"]
+    head = ["method", "data", "n", "p", "s", "ε", "guarantee", "trials", "exact recovery ± se",
+            "P(exact) analytic", "F1", "median s", "reference", "failed", "uncertified"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in summary:
         label = d["label"] if d["guaranteed"] else f"*{d['label']}*"
         lines.append("| " + " | ".join([
-            label, d["data"], str(d["n"]), str(d["p"]), str(d["s"]), *(_sweep_cell(d, k) for k, _ in sweep),
-            f"{d['epsilon']:g}", d["guarantee"],
+            label, d["data"], str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}", d["guarantee"],
             _trials(d), f"{_fmt(d['recovery_rate'])} ± {_fmt(d['recovery_se'])}", _fmt(d["recovery_prob"]),
             _fmt(d["f1"]), _fmt(d["time_median_s"], ".3g"), d["reference"], str(d["failed"]),
             str(d["uncertified"])]) + " |")
