@@ -103,3 +103,14 @@ def test_plot_against_a_swept_run_option(tmp_path):
         png = tmp_path / f"{x}.png"
         assert main(["plot", str(db), "--x", x, "-o", str(png)]) == 0
         assert png.stat().st_size > 10_000
+
+
+def test_resumed_variants_reuse_their_own_stored_preparation(tmp_path):
+    """A new ε on a grid run loads each variant's own preparation: rows equal a fresh run's."""
+    resumed, fresh = tmp_path / "resumed.db", tmp_path / "fresh.db"
+    args = ["compare", "--methods", "topr", *SMALL, "--param", "topr.R=auto,10"]
+    assert main([*args, "--epsilon", "1", "--out", str(resumed)]) == 0
+    assert main([*args, "--epsilon", "1,3", "--out", str(resumed)]) == 0
+    assert main([*args, "--epsilon", "1,3", "--out", str(fresh)]) == 0
+    a, b = _rows(resumed), _rows(fresh)
+    assert len(a) == 2 * 2 * 2 and a == b
