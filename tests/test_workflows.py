@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dpbench.cli.main import build_run_config, main
+from dpbench.cli.main import build_run_configs, main
 from dpbench.runner.config import load_config
 from dpbench.cli.main import COMPARE_DEFAULTS
 
@@ -42,8 +42,8 @@ def test_unreachable_dask_scheduler_is_a_clear_error(tmp_path, capsys):
 def test_configs_parse_and_a_scaled_down_version_runs(path, tmp_path):
     opts = load_config(path, COMPARE_DEFAULTS)
     assert opts["methods"] and opts["epsilon"]
-    full = build_run_config({**COMPARE_DEFAULTS, **opts})
-    assert full.trials >= 10 and full.data
+    for full in build_run_configs({**COMPARE_DEFAULTS, **opts}):
+        assert full.trials >= 10 and full.data
     # scaled down: one trial, few draws, two epsilons, small problems
     small = ["--trials", "1", "--draws", "5", "--out", str(tmp_path / "r.db"), "--json", str(tmp_path / "s.json")]
     if "dataset" not in opts and opts.get("generator") == "toeplitz":
@@ -54,6 +54,8 @@ def test_configs_parse_and_a_scaled_down_version_runs(path, tmp_path):
     params = []
     if "mcmc" in opts["methods"]:
         params += ["--param", "mcmc.iterations=100"]
+    if any(item.startswith("topr.R=") and "," in item for item in opts.get("param", [])):
+        params += ["--param", "topr.R=2,300"]  # a grid of list lengths, scaled to C(30, s)
     assert main(["compare", "--config", str(path), *small, *params]) == 0
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary and all(r["total_trials"] == 1 and r["trials"] + r["failed"] == 1 for r in summary)

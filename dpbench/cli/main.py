@@ -76,11 +76,45 @@ def _merge_options(args) -> dict:
     return opts
 
 
-def build_run_config(opts: dict):
-    """Turn merged compare options into a :class:`dpbench.runner.execute.RunConfig` (validated)."""
-    from ..plugin_manager import registry
-    from ..runner.execute import RunConfig, data_settings
+def build_run_configs(opts: dict) -> list:
+    """All the run configurations of merged compare options: one per point of the grid.
 
+    Run-level lists (``b_x = [0.5, 0.75]``, solver-parameter lists) are expanded by
+    :func:`dpbench.runner.config.grid_points`; each point is built and validated by
+    :func:`build_run_config`. The configurations run one after another into one database.
+    """
+    from ..runner.config import grid_points
+
+    return [build_run_config(point) for point in grid_points(opts)]
+
+
+def build_run_config(opts: dict):
+    """Turn merged compare options into a :class:`dpbench.runner.execute.RunConfig` (validated).
+
+    ``opts`` is one grid point (scalar run-level options; a one-element list is accepted).
+    Comma-separated values of a method's parameter (``topr.R=2,300``) make one method
+    *variant* per value (products over several parameters), labelled with the non-default
+    values (``topr(R=300)``); those of the generator's parameters make data settings.
+
+    Raises
+    ------
+    UserInputError
+        A grid option with several values (use :func:`build_run_configs`), an unknown name,
+        a malformed or repeated parameter, or any value :meth:`RunConfig.validate` refuses.
+    """
+    import itertools
+
+    from ..plugin_manager import registry
+    from ..runner.config import GRID_OPTIONS, OPTION_BY_NAME, param_values
+    from ..runner.execute import RunConfig, data_settings, variant_label
+
+    opts = dict(opts)
+    for k in GRID_OPTIONS:
+        if isinstance(opts.get(k), (list, tuple)):
+            if len(opts[k]) != 1:
+                raise UserInputError(f"{OPTION_BY_NAME[k].flag} has {len(opts[k])} values: expand the grid "
+                                     "with build_run_configs")
+            opts[k] = opts[k][0]
     reg = registry()
     if not opts.get("methods"):
         raise UserInputError("no methods given; use e.g. --methods exhaustive (known: "
@@ -101,9 +135,9 @@ def build_run_config(opts: dict):
         lhs, value = item.split("=", 1)
         name, key = lhs.split(".", 1)
         if name in methods:
-            method_params.setdefault(name, {})[key] = value
+            method_params.setdefault(name, {})[key] = param_values(value)
         elif name == gen_name and not opts.get("dataset"):
-            gen_params[key] = value
+            gen_params[key] = param_values(value)
         elif name == (opts.get("solver") or "highs"):
             solver_params[key] = value
         elif from_file and any(name in reg.names(kind) for kind in ("selector", "generator", "solver")):
@@ -111,6 +145,18 @@ def build_run_config(opts: dict):
         else:
             raise UserInputError(f"--param {item!r}: {name!r} is neither one of the methods "
                                  f"({', '.join(methods)}), the generator ({gen_name}) nor the solver")
+    labels, variant_params = [], {}
+    for m in methods:
+        given = method_params.get(m, {})
+        keys = list(given)
+        for combo in itertools.product(*[given[k] for k in keys]):
+            params = dict(zip(keys, combo))
+            label = variant_label(m, params)
+            if label in variant_params:
+                raise UserInputError(f"--param values of {m} give the same method twice ({label}); "
+                                     "give each value once")
+            labels.append(label)
+            variant_params[label] = params
     if opts.get("dataset") or opts.get("data"):
         if opts.get("dataset") and opts.get("data"):
             raise UserInputError("give either --dataset or --data, not both")
@@ -139,14 +185,14 @@ def build_run_config(opts: dict):
         if opts.get("design"):
             if "design" not in gen.params:
                 raise UserInputError(f"--design applies to the planted generator; use --generator planted")
-            gen_params["design"] = opts["design"]
+            gen_params["design"] = [opts["design"]]
         for k, v in gen_params.items():
-            grid[k] = [v]
+            grid[k] = v
         data = data_settings(gen_name, grid)
         reference = opts.get("reference") or "true"
     cfg = RunConfig(
-        methods=methods, data=data, epsilons=list(opts["epsilon"]), trials=opts["trials"],
-        draws=opts["draws"], seed=opts["seed"], method_params=method_params, b_x=opts["b_x"],
+        methods=labels, data=data, epsilons=list(opts["epsilon"]), trials=opts["trials"],
+        draws=opts["draws"], seed=opts["seed"], method_params=variant_params, b_x=opts["b_x"],
         b_y=opts["b_y"], r=opts["r"], lam=opts["lam"], sensitivity=opts["sensitivity"],
         solver=opts["solver"], solver_params=solver_params, reference=reference, delta=float(opts["delta"]),
         loss=opts.get("loss") or "least-squares",
@@ -176,7 +222,7 @@ def cmd_compare(args) -> int:
     from ..results.store import ResultStore
 
     opts = _merge_options(args)
-    cfg = build_run_config(opts)
+    cfgs = build_run_configs(opts)
     if opts.get("json"):
         check_output_path(opts["json"], "--json")
     opts["jobs"] = check_jobs(opts["jobs"])
@@ -184,8 +230,9 @@ def cmd_compare(args) -> int:
     done = store.done_keys()
     if getattr(args, "retry_failed", False):
         done -= store.failed_keys()  # the retry's rows replace the failed ones (ResultStore.write)
-    tasks = plan(cfg, done)
-    keys = {row_key(cfg, st, t, m, e) for st in cfg.data for t in range(cfg.trials)
+    # the grid's points run one after another into the same database
+    plans = [(cfg, plan(cfg, done)) for cfg in cfgs]
+    keys = {row_key(cfg, st, t, m, e) for cfg in cfgs for st in cfg.data for t in range(cfg.trials)
             for m in cfg.methods for e in cfg.epsilons}
     resumed = len(keys & done)
     if resumed:
@@ -193,14 +240,17 @@ def cmd_compare(args) -> int:
     try:
         from .progress import RunProgress
 
-        with RunProgress(err_console, len(tasks), jobs=opts["jobs"], backend=opts["backend"]) as progress:
-            execute(cfg, store, tasks, on_task_done=progress.task_done, on_event=progress.event,
-                    jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
+        with RunProgress(err_console, sum(len(tasks) for _, tasks in plans), jobs=opts["jobs"],
+                         backend=opts["backend"]) as progress:
+            for cfg, tasks in plans:
+                execute(cfg, store, tasks, on_task_done=progress.task_done, on_event=progress.event,
+                        jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
     except KeyboardInterrupt:
         store.close()
         err_console.print(f"\ninterrupted: finished trials are saved in {escape(str(opts['out']))}; "
                           "run the same command again to resume.")
         return 130
+    cfg = cfgs[0]
     rows = [r for r in store.rows() if r["key"] in keys]
     for r in rows:
         r["setting"] = json.loads(r["setting"])
@@ -215,8 +265,8 @@ def cmd_compare(args) -> int:
     failed = [r for r in rows if r["status"] == "failed"]
     if failed:
         first = failed[0]
-        err_console.print(f"[yellow]{len(failed)} failed result(s); first: {escape(first['method'])} trial "
-                          f"{first['trial']}: {escape(str(first['error']))}[/yellow]")
+        err_console.print(f"[yellow]{len(failed)} failed result(s); first: {escape(first['label'] or first['method'])} "
+                          f"trial {first['trial']}: {escape(str(first['error']))}[/yellow]")
     if opts.get("json"):
         Path(opts["json"]).write_text(json.dumps(_json_summary(summary), indent=1))
     store.close()
@@ -227,7 +277,13 @@ def _json_summary(summary):
     keep = ("method", "label", "guaranteed", "guarantee", "data", "n", "p", "s", "epsilon", "delta", "trials",
             "total_trials", "recovery_rate", "recovery_se", "recovery_prob", "f1", "topk", "time_median_s",
             "dp_type", "epsilon_spent", "reference", "failed", "uncertified")
-    return [{k: _nan_to_none(d[k]) for k in keep} | {"setting": d["setting"]} for d in summary]
+    return [{k: _nan_to_none(d[k]) for k in keep} | {"setting": d["setting"], "config": _config(d)}
+            for d in summary]
+
+
+def _config(d) -> dict:
+    c = d.get("config") or {}
+    return json.loads(c) if isinstance(c, str) else c
 
 
 def _nan_to_none(v):

@@ -111,7 +111,8 @@ def summarize(rows) -> list[dict]:
         eps_spent = [r["epsilon_spent"] for r in ok if r["epsilon_spent"] is not None]
         out.append({
             "method": first["method"],
-            "label": first["method"] if guaranteed else f"{first['method']} (no guarantee)",
+            # the method's label shows its non-default parameters (a variant of a grid: topr(R=300))
+            "label": (first.get("label") or first["method"]) + ("" if guaranteed else " (no guarantee)"),
             "guaranteed": guaranteed,
             "guarantee": _guarantee_label(r.get("guarantee") or "none: unknown" for r in rs),
             "data": first["data"],

@@ -1,7 +1,8 @@
 """Global sensitivities Delta of the scores the mechanisms use, under replace-one neighbours.
 
 Layer 2 (privacy). One place for every sensitivity bound: the ridge score of the exponential
-mechanisms (design.md section 3), the correlation scores of DP-SIS (4.6) and the votes of
+mechanisms (design.md section 3), the l1-bounded score of Roy & Tewari's code (``mcmc``
+with ``score = l1``), the correlation scores of DP-SIS (4.6) and the votes of
 subsample-and-aggregate (4.5).
 """
 
@@ -49,6 +50,55 @@ def sensitivity(s: int, b_x: float, b_y: float, r: float, kind: str = "tight") -
     if kind == "paper":
         return 2 * b_y**2 + 2 * b_x**2 * r**2 * s
     raise UserInputError(f"unknown sensitivity kind {kind!r}; use 'tight' or 'paper'")
+
+
+def l1_sensitivity(b_x: float, b_y: float, bound: float) -> float:
+    """Global sensitivity of the l1-bounded score under replace-one, after clipping.
+
+    The score is ``R_1(S, D) = min_{||beta||_1 <= B} ||y - X_S beta||_2^2``
+    (:func:`dpbench.score.l1.solve_l1_blocks`). Let D and D' differ in row n and let
+    ``beta'`` be the minimiser on D'. It is feasible for D, so
+
+        R_1(S, D) <= sum_{i != n} (y_i - x_{i,S}^T beta')^2 + (y_n - x_{n,S}^T beta')^2
+                  =  R_1(S, D') - (y'_n - x'_{n,S}^T beta')^2 + (y_n - x_{n,S}^T beta')^2
+                  <= R_1(S, D') + (y_n - x_{n,S}^T beta')^2,
+
+    and by Hoelder ``|x_{n,S}^T beta'| <= ||x_{n,S}||_inf ||beta'||_1 <= b_x B``, so
+    ``(y_n - x_{n,S}^T beta')^2 <= (b_y + b_x B)^2``; exchanging D and D' gives the other side:
+
+        Delta = (b_y + b_x B)^2.
+
+    It is exact for this argument: the residual bound is attained by a row with
+    ``y_n = b_y`` and ``x_{n,S} = -b_x sign(beta')`` whenever ``||beta'||_1 = B``, and the
+    dropped term ``(y'_n - x'_{n,S}^T beta')^2`` is 0 for a row fitted exactly. Unlike the
+    ridge score's ``(b_y + b_x r sqrt(s))^2`` it does not grow with s (the l1 ball is the
+    dual of the clipping's l_inf box). It is the same argument as design.md section 3.
+
+    Roy & Tewari's released code uses ``Du = (B * max|x| + max|y|)^2`` with max|y| read
+    from the data: that bound is itself a function of the data (not private), whereas here
+    y is clipped to the fixed ``b_y`` first.
+
+    Parameters
+    ----------
+    b_x, b_y : float
+        Clipping bounds, ``|x_ij| <= b_x`` and ``|y_i| <= b_y``; positive and finite.
+    bound : float
+        The l1 bound B on the coefficients; positive and finite.
+
+    Returns
+    -------
+    float
+        Delta, in units of the (unscaled) residual sum of squares.
+
+    Raises
+    ------
+    UserInputError
+        If a bound is not positive and finite.
+    """
+    if not all(np.isfinite(v) and v > 0 for v in (b_x, b_y, bound)):
+        raise UserInputError(f"b_x, b_y and the l1 bound must be positive and finite "
+                             f"(got b_x={b_x}, b_y={b_y}, B={bound})")
+    return (b_y + b_x * bound) ** 2
 
 
 def correlation_sensitivity(b_x: float, b_y: float) -> float:

@@ -10,10 +10,22 @@ TOML keys are the long option names with dashes or underscores (``b-x`` or ``b_x
 may be TOML arrays or comma-separated strings; ``[params]`` is a table of per-plugin
 parameters (``exhaustive = { limit = 1e7 }``) or ``param = ["NAME.KEY=VALUE", ...]``.
 Command-line options override the file.
+
+Grids (as benchopt's parameter grids): every run-level option marked ``grid`` (``b_x``,
+``b_y``, ``r``, ``lam``, ``sensitivity``, ``solver``, ...) and every plugin parameter accepts
+a list (``--b-x 0.5,0.75``, ``--param topr.R=2,300,1000``, ``b_x = [0.5, 0.75]``,
+``topr = { R = [2, 300] }``). The product of the run-level lists (and of the solver's
+parameter lists) is expanded here, by :func:`grid_points`, into one option set per point, run
+one after another into the same database; lists of a method's parameters become method
+*variants* and lists of a generator's parameters data settings
+(:func:`dpbench.cli.main.build_run_config`). Random streams are named by the data setting,
+the trial and the method, never by a run option, so adding a value to a list never changes
+the rows of the values already there.
 """
 
 from __future__ import annotations
 
+import itertools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +104,9 @@ class Option:
         A list: comma-separated on the command line, a TOML array or string in a file.
     flags : tuple of str, optional
         Extra command-line spellings (``--eps``, ``-m``).
+    grid : bool
+        A run-level option that accepts a list; each value is one point of the run's grid
+        (:func:`grid_points`). Parsed values are then always lists.
     """
 
     name: str
@@ -101,6 +116,7 @@ class Option:
     choices: tuple | None = None
     many: bool = False
     flags: tuple = ()
+    grid: bool = False
 
     @property
     def flag(self) -> str:
@@ -115,7 +131,7 @@ class Option:
             One line naming ``where`` (``--trials`` or ``config x.toml: trials``) and what is expected.
         """
         try:
-            if self.many:
+            if self.many or self.grid:
                 if isinstance(value, (list, tuple)):
                     items = list(value)
                 elif isinstance(value, str):
@@ -129,6 +145,8 @@ class Option:
                     try:
                         out.append(self.convert(v))
                     except OptionTypeError as exc:
+                        if self.grid and len(items) == 1 and not isinstance(value, (list, tuple)):
+                            raise  # one value of a grid option: the message of a plain option
                         raise OptionTypeError(f"must be a comma-separated list whose items each {exc}: "
                                               f"{v!r} is not") from None
             else:
@@ -137,7 +155,9 @@ class Option:
                 out = self.convert(value)
         except OptionTypeError as exc:
             raise UserInputError(f"{where} = {value!r} {exc}") from None
-        for v in out if self.many else [out]:
+        if self.grid and len(set(map(repr, out))) < len(out):
+            raise UserInputError(f"{where} = {value!r} repeats a value; give each value once")
+        for v in out if (self.many or self.grid) else [out]:
             if self.choices is not None and v not in self.choices:
                 raise UserInputError(f"{where} = {v!r} must be one of {', '.join(map(str, self.choices))}")
         return out
@@ -164,24 +184,26 @@ OPTIONS: tuple[Option, ...] = (
     Option("rho", to_float, None, "Toeplitz correlation rho (generator default 0.1)", many=True),
     Option("epsilon", to_float, [1.0], "privacy parameter(s) epsilon", many=True, flags=("--eps",)),
     Option("trials", to_int, 10, "trials per setting (default 10)"),
-    Option("draws", to_int, 100, "private outputs per trial (default 100)"),
+    Option("draws", to_int, 100, "private outputs per trial (default 100; list: a grid)", grid=True),
     Option("seed", to_int, 0, "run seed (default 0)"),
-    Option("b_x", to_float, 0.5, "clipping bound on |x_ij| (default 0.5)"),
-    Option("b_y", to_float, 0.5, "clipping bound on |y_i| (default 0.5)"),
-    Option("r", to_float, 1.1, "l2 bound on the coefficients (default 1.1)"),
+    Option("b_x", to_float, 0.5, "clipping bound on |x_ij| (default 0.5; list, e.g. 0.5,1: a grid)", grid=True),
+    Option("b_y", to_float, 0.5, "clipping bound on |y_i| (default 0.5; list: a grid)", grid=True),
+    Option("r", to_float, 1.1, "l2 bound on the coefficients (default 1.1; list: a grid)", grid=True),
     Option("lam", to_float, DEFAULT_LAM, f"ridge penalty Lambda (default {DEFAULT_LAM:g}; the OA solvers need "
-           "Lambda > 0)"),
+           "Lambda > 0; list: a grid)", grid=True),
     Option("sensitivity", to_str, "tight", "Delta = (b_y + b_x r sqrt(s))^2 (tight, default) or "
-           "2b_y^2 + 2b_x^2 r^2 s (paper)", choices=("tight", "paper")),
+           "2b_y^2 + 2b_x^2 r^2 s (paper); list: a grid", choices=("tight", "paper"), grid=True),
     Option("loss", to_str, "least-squares", "loss of the score R(S, D): least-squares (default) or hinge "
            "(labels +-1, e.g. --generator classification); see `dpbench list`"),
-    Option("solver", to_str, "highs", "best-subset oracle backend (default highs)"),
+    Option("solver", to_str, "highs", "best-subset oracle backend (default highs; list: a grid)", grid=True),
     Option("delta", to_float, 0.0, "the run's DP delta (default 0); required > 0 when an approximate-DP method "
-           "(e.g. mistakes-ptr, mcmc) runs, which is calibrated to it; stored in every row"),
+           "(e.g. mistakes-ptr, mcmc) runs, which is calibrated to it; stored in every row; list: a grid",
+           grid=True),
     Option("reference", to_str, None, "support to score against: true (simulations, default) or "
-           "bss/lasso/sis (real data)", choices=("true", "bss", "lasso", "sis")),
+           "bss/lasso/sis (real data)", choices=("true", "bss", "lasso", "sis"), grid=True),
     Option("param", to_str, [], "per-plugin parameter NAME.KEY=VALUE, repeatable (e.g. "
-           "exhaustive.limit=1e7, toeplitz.rho=0.2)", many=True),
+           "exhaustive.limit=1e7, toeplitz.rho=0.2); VALUE may be a comma-separated list "
+           "(topr.R=2,300,1000): one method variant, data setting or grid point per value", many=True),
     Option("out", to_str, "dpbench-results.db", "results database (SQLite; default dpbench-results.db). "
            "Re-running resumes."),
     Option("json", to_str, None, "also write the summary table as JSON to this path"),
@@ -233,16 +255,17 @@ def load_config(path, known: dict | None = None) -> dict:
     raw = {k.replace("-", "_"): v for k, v in raw.items()}
     if "eps" in raw:
         raw["epsilon"] = raw.pop("eps")
-    params = OPTION_BY_NAME["param"].parse(raw.pop("param", []) or [], f"config {path}: param") \
-        if raw.get("param") else []
-    raw.pop("param", None)
+    given = raw.pop("param", None) or []
+    # one NAME.KEY=VALUE string is one parameter: its commas separate the values of a list
+    params = OPTION_BY_NAME["param"].parse([given] if isinstance(given, str) else given,
+                                           f"config {path}: param") if given else []
     tables = raw.pop("params", {}) or {}
     if not isinstance(tables, dict):
         raise UserInputError(f"config {path}: params must be a table [params] of PLUGIN = {{ KEY = VALUE }}")
     for plugin, table in tables.items():
         if not isinstance(table, dict):
             raise UserInputError(f"config {path}: [params] {plugin} must be a table of KEY = VALUE")
-        params += [f"{plugin}.{k}={v}" for k, v in table.items()]
+        params += [f"{plugin}.{k}={_param_text(v)}" for k, v in table.items()]
     known = set(known if known is not None else OPTION_BY_NAME)
     unknown = sorted(set(raw) - known - {"description"})
     if unknown:
@@ -256,4 +279,94 @@ def load_config(path, known: dict | None = None) -> dict:
         out[k] = value
     if params:
         out["param"] = params
+    return out
+
+
+def _param_text(value) -> str:
+    """A TOML parameter value as ``--param`` text (an array becomes a comma-separated list)."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def param_values(text: str) -> list[str]:
+    """The values of one ``NAME.KEY=VALUE`` parameter: its comma-separated items, in order.
+
+    Raises
+    ------
+    UserInputError
+        An empty item (``R=2,,3``) or a repeated value (``R=2,2``).
+    """
+    items = [t.strip() for t in text.split(",")]
+    if any(t == "" for t in items):
+        raise UserInputError(f"parameter value {text!r} has an empty item; give e.g. 2,300,1000")
+    if len(set(items)) < len(items):
+        raise UserInputError(f"parameter value {text!r} repeats a value; give each value once")
+    return items
+
+
+GRID_OPTIONS = tuple(o.name for o in OPTIONS if o.grid)
+
+
+def grid_points(opts: dict) -> list[dict]:
+    """Expand the run-level lists of merged compare options into one option set per grid point.
+
+    The product is taken over every :data:`GRID_OPTIONS` list (``b_x = [0.5, 0.75]``,
+    ``lam = [120, 200]``) and over the list-valued parameters of each point's solver
+    (``highs.time_limit=10,60``), in the order the values are given, the last option varying
+    fastest. Method and generator parameter lists are not expanded here: they become method
+    variants and data settings of each point (:func:`dpbench.cli.main.build_run_config`).
+
+    Parameters
+    ----------
+    opts : dict
+        Merged options (:data:`COMPARE_DEFAULTS` updated by the file and the command line);
+        grid options may hold one value or a list; ``param`` and ``config_param`` hold
+        ``NAME.KEY=VALUE`` strings.
+
+    Returns
+    -------
+    list of dict
+        Copies of ``opts`` with one scalar value per grid option and, for the solver's
+        parameters, one value per ``NAME.KEY=VALUE`` item.
+
+    Raises
+    ------
+    UserInputError
+        An empty list or a repeated value.
+    """
+    lists = []
+    for name in GRID_OPTIONS:
+        v = opts.get(name)
+        values = list(v) if isinstance(v, (list, tuple)) else [v]
+        if not values:
+            raise UserInputError(f"{OPTION_BY_NAME[name].flag} is an empty list; give at least one value")
+        lists.append(values)
+    points = []
+    for combo in itertools.product(*lists):
+        point = {**opts, **dict(zip(GRID_OPTIONS, combo))}
+        points += _solver_param_points(point)
+    return points
+
+
+def _solver_param_points(point: dict) -> list[dict]:
+    solver = point.get("solver") or "highs"
+    fixed = {"config_param": [], "param": []}
+    swept = []  # (source, NAME.KEY, values)
+    for source in ("config_param", "param"):
+        for item in point.get(source) or []:
+            lhs, _, value = item.partition("=")
+            if lhs.split(".", 1)[0] == solver and "," in value:
+                swept.append((source, lhs, param_values(value)))
+            else:
+                fixed[source].append(item)
+    if not swept:
+        return [point]
+    out = []
+    for combo in itertools.product(*[v for _, _, v in swept]):
+        extra = {"config_param": [], "param": []}
+        for (source, lhs, _), v in zip(swept, combo):
+            extra[source].append(f"{lhs}={v}")
+        out.append({**point, "config_param": fixed["config_param"] + extra["config_param"],
+                    "param": fixed["param"] + extra["param"]})
     return out

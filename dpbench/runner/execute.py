@@ -35,7 +35,9 @@ class RunConfig:
     Parameters
     ----------
     methods : list of str
-        Registered selector names.
+        Method labels: a registered selector name, or a *variant* of one with its
+        non-default parameters (``topr(R=300)``, :func:`variant_label`); rows store the
+        selector name as ``method`` and the label as ``label``.
     data : list of dict
         Data settings: ``{"generator": name, **params}`` or ``{"dataset": name, "s": s}``.
     epsilons : list of float
@@ -43,7 +45,7 @@ class RunConfig:
     trials, draws, seed : int
         Trials per setting, private outputs per trial, run seed.
     method_params : dict
-        ``{method: {param: value}}``.
+        ``{method label: {param: value}}``.
     b_x, b_y, r, lam : float
         Clipping bounds, coefficient l2 bound, ridge penalty (design.md section 2).
     sensitivity : {"tight", "paper"}
@@ -84,7 +86,7 @@ class RunConfig:
         if not self.methods:
             raise UserInputError("no methods given; e.g. --methods exhaustive (see `dpbench list`)")
         for m in self.methods:
-            reg.selector(m)(**self.method_params.get(m, {}))
+            reg.selector(selector_name(m))(**self.method_params.get(m, {}))
         for name in self.method_params:
             if name not in self.methods:
                 raise UserInputError(f"--param {name}.…: {name!r} is not among --methods {','.join(self.methods)}")
@@ -101,19 +103,20 @@ class RunConfig:
             raise UserInputError(f"--lam = {self.lam} must be >= 0")
         if not (np.isfinite(self.delta) and 0 <= self.delta < 1):
             raise UserInputError(f"--delta = {self.delta} must lie in [0, 1), e.g. --delta 1e-6")
-        approx = [m for m in self.methods if reg.selector(m).dp_type == "approximate"]
+        approx = [m for m in self.methods if reg.selector(selector_name(m)).dp_type == "approximate"]
         if approx and not self.delta > 0:
             raise UserInputError(f"{', '.join(approx)} {'is' if len(approx) == 1 else 'are'} approximate-DP: "
                                  "give the run's delta, e.g. --delta 1e-6")
         reg.loss(self.loss)
         for m in self.methods:  # a selector tied to one loss is refused up front for the others
-            allowed = getattr(reg.selector(m), "losses", ("*",))
+            allowed = getattr(reg.selector(selector_name(m)), "losses", ("*",))
             if "*" not in allowed and self.loss not in allowed:
                 raise UserInputError(f"method {m!r} only works with --loss {' or '.join(allowed)} "
                                      f"(got --loss {self.loss}); drop it from --methods or change --loss")
-        if self.reference == "bss" or any(getattr(reg.selector(m), "uses_oracle", False) for m in self.methods):
+        if self.reference == "bss" or any(getattr(reg.selector(selector_name(m)), "uses_oracle", False)
+                                          for m in self.methods):
             reg.solver(self.solver)
-        selectors = [reg.selector(m)(**self.method_params.get(m, {})) for m in self.methods]
+        selectors = [reg.selector(selector_name(m))(**self.method_params.get(m, {})) for m in self.methods]
         for setting in self.data:
             shape = check_setting(setting)
             if shape is None and "generator" not in setting:  # real data: its shape from the file
@@ -244,21 +247,64 @@ def artefact_key(cfg: RunConfig, setting: dict, trial: int, method: str) -> str:
     """Identity of one (trial, selector configuration)'s ε-independent preparation.
 
     Everything :meth:`Selector.prepare` can depend on: the data setting, the trial, the method
-    and its parameters, clipping, Λ, the sensitivity bound, the solver, the run seed (the
+    (a label of ``cfg.methods``) and its parameters, clipping, Λ, the sensitivity bound, the solver, the run seed (the
     ``prepare`` random stream) and the selector's ``prepared_version``; not ε, the number of
     draws or the reference support.
     """
     conf = {k: v for k, v in method_config(cfg, method).items() if k not in ("draws", "reference")}
-    version = getattr(registry().selector(method), "prepared_version", 1)
-    ident = {"artefact": "prepared", "setting": setting, "trial": trial, "method": method, **conf,
+    name = selector_name(method)  # a variant's label: its parameters are in conf, as in row_key
+    version = getattr(registry().selector(name), "prepared_version", 1)
+    ident = {"artefact": "prepared", "setting": setting, "trial": trial, "method": name, **conf,
              "seed": cfg.seed, "version": version}
     return hashlib.sha256(_canon(ident).encode()).hexdigest()[:32]
 
 
+def selector_name(label: str) -> str:
+    """The registered selector of a method label (``topr(R=300)`` -> ``topr``)."""
+    return label.split("(", 1)[0]
+
+
+def variant_label(method: str, params: dict) -> str:
+    """A method's label: its name followed by the parameters that differ from their defaults.
+
+    Parameters
+    ----------
+    method : str
+        Registered selector name.
+    params : dict
+        The parameters given (command-line strings are converted with the selector's
+        :class:`~dpbench.base.Param` before comparing with the default).
+
+    Returns
+    -------
+    str
+        ``"topr"`` when every given value is the default, else e.g. ``"topr(R=300)"``
+        (parameters in name order; floats with ``:g``).
+
+    Raises
+    ------
+    UserInputError
+        An unknown selector or a parameter it refuses.
+    """
+    if not params:
+        return method
+    cls = registry().selector(method)
+    conf = cls(**params).config
+    shown = {k: conf[k] for k in sorted(params) if conf[k] != cls.params[k].default}
+    if not shown:
+        return method
+    return method + "(" + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                    for k, v in shown.items()) + ")"
+
+
 def row_key(cfg: RunConfig, setting: dict, trial: int, method: str, epsilon: float) -> str:
-    """Identity of one stored row: a hash of everything that determines it."""
+    """Identity of one stored row: a hash of everything that determines it.
+
+    ``method`` is a label of ``cfg.methods``; the hash holds its selector name and its
+    parameters, so a variant's rows are the rows of a run with those parameters alone.
+    """
     ident = {
-        "setting": setting, "trial": trial, "method": method, "epsilon": float(epsilon),
+        "setting": setting, "trial": trial, "method": selector_name(method), "epsilon": float(epsilon),
         **method_config(cfg, method), "seed": cfg.seed,
     }
     return hashlib.sha256(_canon(ident).encode()).hexdigest()[:32]
@@ -351,16 +397,19 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
     rows = TrialRows()
     rows.artefacts = []
     optimum = None
-    for method, epsilons in task.jobs:
+    for label, epsilons in task.jobs:
+        # streams are named by the selector, not the variant: the variants of a parameter
+        # sweep see the same random numbers (common random numbers across the sweep)
+        method = selector_name(label)
         cls = registry().selector(method)
-        selector = cls(**cfg.method_params.get(method, {}))
+        selector = cls(**cfg.method_params.get(label, {}))
         trial = trial_for(getattr(cls, "preprocessing", "clip"))
-        meta = {**base, "method": method, "label": method, "config": method_config(cfg, method),
+        meta = {**base, "method": method, "label": label, "config": method_config(cfg, label),
                 "dp_type": cls.dp_type, "neighbouring": cls.neighbouring}
         if on_event:
             on_event(task, method, "prepare")
         t0 = time.perf_counter()
-        stored = task.prepared.get(method)
+        stored = task.prepared.get(label)
         try:
             if stored is not None:  # done by an earlier run: only the draws are new
                 prepared = selector.load_prepared(stored["state"])
@@ -371,7 +420,7 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
                 state = selector.save_prepared(prepared)
                 if state is not None:
                     state = {**state, "__optimum__": opt_here}
-                    rows.artefacts.append((artefact_key(cfg, task.setting, task.trial, method), method, state))
+                    rows.artefacts.append((artefact_key(cfg, task.setting, task.trial, label), method, state))
         except PLUGIN_FAILURES as exc:  # recorded, the other methods go on
             rows += [_failed(cfg, task, meta, e, exc) for e in epsilons]
             continue
@@ -425,7 +474,7 @@ def _row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_
     if getattr(trial.__dict__.get("score"), "uncertified", 0) and draws.certified:
         draws = dataclasses.replace(draws, certified=False)
     return {
-        **meta, "key": row_key(cfg, task.setting, task.trial, meta["method"], eps), "epsilon": float(eps),
+        **meta, "key": row_key(cfg, task.setting, task.trial, meta["label"], eps), "epsilon": float(eps),
         "status": "ok" if draws.certified else "uncertified", "error": None,
         "guarantee": draws.guarantee(meta["dp_type"], eps),
         "epsilon_spent": draws.epsilon_spent, "n_draws": cfg.draws,
@@ -442,7 +491,7 @@ def _failed(cfg, task, meta, eps, exc) -> dict:
     if tb:
         err += f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})"
     return {
-        **meta, "key": row_key(cfg, task.setting, task.trial, meta["method"], eps), "epsilon": float(eps),
+        **meta, "key": row_key(cfg, task.setting, task.trial, meta["label"], eps), "epsilon": float(eps),
         "status": "failed", "error": err, "guarantee": "none: failed", "n_draws": 0, "recovery": None, "recovery_prob": None,
         "f1": None, "topk": None, "hamming": None, "prepare_seconds": 0.0, "draw_seconds": 0.0,
         "supports": None, "diagnostics": {}, "created": time.time(),

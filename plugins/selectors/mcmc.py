@@ -25,6 +25,16 @@ costs one gather of the new column and s dot products of length n, after which
 :func:`dpbench.score.solve_blocks` scores every chain's proposal in closed form. No p x p
 matrix is formed and no general QP solver is called.
 
+Score (``score`` parameter): ``ridge`` (default) is the shared score above; ``l1`` is the score
+of Roy & Tewari's released code (roysaptaumich/DP-BSS, ``DP_BSS.py``),
+``R_1(S) = min_{||beta||_1 <= B} ||y - X_S beta||^2`` with B = ``l1_bound`` (Lambda and r do
+not enter it), solved exactly per support and batched across chains by
+:func:`dpbench.score.l1.solve_l1_blocks` (no QP solver per step), with its own sensitivity
+``Delta = (b_y + b_x B)^2`` (:func:`dpbench.privacy.sensitivity.l1_sensitivity`). The target
+is then ``exp(-epsilon R_1(S) / (2 Delta))``: the factor 2 is that of replace-one neighbours;
+the authors' code uses ``exp(-epsilon RSS / Du)`` with ``Du = (B + max|y|)^2`` read from the
+data, relying on data monotonicity (Lemma 1/2, add/remove neighbours).
+
 Privacy: approximate (epsilon, delta)-DP, and only once the chain has mixed (Roy & Tewari
 2023, Corollary 1). What that argument gives for a chosen number of iterations t: if the chain
 is within total variation eta of the exponential mechanism on both neighbours after t steps,
@@ -55,7 +65,9 @@ import numpy as np
 from dpbench import Draws, Param, Selector, UserInputError, hookimpl
 from dpbench.supports import uniform_supports
 from dpbench.privacy.exponential import check_epsilon, em_log_weights
+from dpbench.privacy.sensitivity import l1_sensitivity
 from dpbench.score import solve_blocks
+from dpbench.score.l1 import solve_l1_blocks
 
 #: Steps of per-chain randomness drawn per call. Fixed (not tied to ``iterations``) so that
 #: a chain run for k steps passes through the same states as the first k steps of a longer
@@ -152,6 +164,10 @@ class ChainState:
     supports : ndarray of shape (C, s), int64
         Initial supports. The order of members inside a row is arbitrary and is kept as
         "positions": a swap overwrites one position.
+    l1_bound : float, optional
+        Score the supports with the l1-bounded least squares of bound ``l1_bound``
+        (:func:`dpbench.score.l1.solve_l1_blocks`; no ridge term) instead of the shared
+        ridge score.
 
     Attributes
     ----------
@@ -167,17 +183,25 @@ class ChainState:
         R(S, D).
     """
 
-    def __init__(self, XT, score, supports):
+    def __init__(self, XT, score, supports, l1_bound=None):
         self.XT = XT
         self.score = score
+        self.l1_bound = l1_bound
+        self.lam = score.lam if l1_bound is None else 0.0
         self.S = np.array(supports, dtype=np.int64, copy=True)
         C, s = self.S.shape
         self.XS = XT[self.S]
         self.G = np.einsum("csn,ctn->cst", self.XS, self.XS)
-        if score.lam:
-            self.G += score.lam * np.eye(s)
+        if self.lam:
+            self.G += self.lam * np.eye(s)
         self.c = score.c[self.S]
-        self.scores = solve_blocks(self.G, self.c, score.yy, score.r)[0]
+        self.scores = self.solve(self.G, self.c)
+
+    def solve(self, G, c):
+        """Scores of the supports with Gram blocks G and ``X_S^T y`` c (ridge or l1 score)."""
+        if self.l1_bound is None:
+            return solve_blocks(G, c, self.score.yy, self.score.r)[0]
+        return solve_l1_blocks(G, c, self.score.yy, self.l1_bound)[0]
 
     def propose(self, pos, ranks):
         """Feature entering at position ``pos`` for a non-member rank (see nonmember_of_rank)."""
@@ -201,7 +225,7 @@ class ChainState:
         rows = np.arange(C)
         xj = self.XT[j]
         g = _rowdot(self.XS, xj[:, None, :])  # (C, s): X_S^T x_j
-        g[rows, pos] = self.score.col_sq[j] + self.score.lam
+        g[rows, pos] = self.score.col_sq[j] + self.lam
         G = self.G.copy()
         G[rows, pos, :] = g
         G[rows, :, pos] = g
@@ -212,7 +236,7 @@ class ChainState:
     def proposal_scores(self, pos, j):
         """R(S', D) of each chain's proposal, plus the blocks needed to accept it."""
         G, c, xj = self.proposal_blocks(pos, j)
-        return solve_blocks(G, c, self.score.yy, self.score.r)[0], G, c, xj
+        return self.solve(G, c), G, c, xj
 
     def accept(self, mask, pos, j, G, c, xj, new_scores):
         """Move the chains in ``mask`` to their proposals."""
@@ -252,10 +276,13 @@ class LossChainState:
             self.scores[a] = new_scores[a]
 
 
-def chain_state(trial, init):
-    """The incremental ridge :class:`ChainState`, or :class:`LossChainState` for another loss."""
+def chain_state(trial, init, l1_bound=None):
+    """The incremental least-squares :class:`ChainState` (ridge or l1 score), or
+    :class:`LossChainState` for another loss (which has no l1 variant)."""
     if getattr(trial, "loss_plugin", None) is None:
-        return ChainState(design_transposed(trial), trial.score, init)
+        return ChainState(design_transposed(trial), trial.score, init, l1_bound=l1_bound)
+    if l1_bound is not None:
+        raise UserInputError("mcmc.score=l1 is Roy & Tewari's least-squares score; use it with --loss least-squares")
     return LossChainState(trial.score, init)
 
 
@@ -264,7 +291,12 @@ def design_transposed(trial) -> np.ndarray:
     return trial.shared("XT_contiguous", lambda: np.ascontiguousarray(trial.score.X.T))
 
 
-def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0):
+def chain_sensitivity(trial, l1_bound=None) -> float:
+    """Delta of the chain's score: the trial's (ridge) Delta, or ``(b_y + b_x B)^2`` for l1."""
+    return trial.delta if l1_bound is None else l1_sensitivity(trial.b_x, trial.b_y, l1_bound)
+
+
+def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0, l1_bound=None):
     """Advance a batch of Metropolis–Hastings chains in lockstep (design.md 4.4).
 
     Parameters
@@ -281,6 +313,8 @@ def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0):
         path does not depend on the other chains.
     trace_chain : int or None
         Index (into this batch) of the chain whose score is recorded at every step.
+    l1_bound : float, optional
+        Use the l1-bounded score with this bound (and its sensitivity) instead of the ridge score.
 
     Returns
     -------
@@ -293,7 +327,8 @@ def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0):
     """
     eps = check_epsilon(epsilon)
     p, s = trial.p, trial.s
-    state = chain_state(trial, init)
+    state = chain_state(trial, init, l1_bound)
+    delta = chain_sensitivity(trial, l1_bound)
     C = len(generators)
     if state.S.shape[0] != C:
         raise ValueError(f"{state.S.shape[0]} initial supports for {C} generators")
@@ -320,7 +355,7 @@ def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0):
             pos = pos_b[:, b]
             j = state.propose(pos, rank_b[:, b])
             new, G, c, xj = state.proposal_scores(pos, j)
-            ok = logu_b[:, b] < log_acceptance(state.scores, new, eps, trial.delta)
+            ok = logu_b[:, b] < log_acceptance(state.scores, new, eps, delta)
             state.accept(ok, pos, j, G, c, xj, new)
             accepted += ok
             t += 1
@@ -329,7 +364,7 @@ def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0):
     return np.sort(state.S, axis=1), accepted, trace
 
 
-def one_step_transition(trial, epsilon, support) -> dict[tuple, float]:
+def one_step_transition(trial, epsilon, support, l1_bound=None) -> dict[tuple, float]:
     """Exact one-step transition probabilities of the sampler from ``support``.
 
     Enumerates every (position, non-member rank) pair the sampler can draw, each with
@@ -350,10 +385,10 @@ def one_step_transition(trial, epsilon, support) -> dict[tuple, float]:
     m = s * (p - s)
     pos = np.repeat(np.arange(s), p - s)
     ranks = np.tile(np.arange(p - s), s)
-    state = chain_state(trial, np.repeat(S0[None, :], m, axis=0))
+    state = chain_state(trial, np.repeat(S0[None, :], m, axis=0), l1_bound)
     j = state.propose(pos, ranks)
     new, *_ = state.proposal_scores(pos, j)
-    acc = np.exp(np.minimum(0.0, log_acceptance(state.scores, new, eps, trial.delta)))
+    acc = np.exp(np.minimum(0.0, log_acceptance(state.scores, new, eps, chain_sensitivity(trial, l1_bound))))
     out: dict[tuple, float] = {}
     S_new = state.S.copy()
     S_new[np.arange(m), pos] = j
@@ -427,12 +462,23 @@ class MCMC(Selector):
                                 "correlation/lasso are non-private functions of the data, so before "
                                 "mixing the output leaks them",
                       str, ("random", "correlation", "lasso")),
+        "score": Param("ridge", "ridge: the shared score of exhaustive/topr (same target as exhaustive); l1: "
+                                "Roy & Tewari's code, min ||y - X_S b||^2 over ||b||_1 <= l1_bound, "
+                                "Delta = (b_y + b_x l1_bound)^2", str, ("ridge", "l1")),
+        "l1_bound": Param(0.5, "B of the l1 score (Roy & Tewari's main.py: 0.5; the NeurIPS code: 3.5)", float),
     }
 
     def __init__(self, **params):
         super().__init__(**params)
         if self.config["iterations"] < 0:
             raise UserInputError(f"mcmc.iterations = {self.config['iterations']} must be >= 0 (e.g. 1000)")
+        if not (math.isfinite(self.config["l1_bound"]) and self.config["l1_bound"] > 0):
+            raise UserInputError(f"mcmc.l1_bound = {self.config['l1_bound']} must be positive and finite (e.g. 0.5)")
+
+    @property
+    def l1_bound(self):
+        """The l1 bound B when ``score = l1``, else None (the ridge score)."""
+        return self.config["l1_bound"] if self.config["score"] == "l1" else None
 
     def prepare(self, trial, rng):
         """Epsilon-independent work: X^T (contiguous) and a data-driven start if requested."""
@@ -467,7 +513,7 @@ class MCMC(Selector):
             else:
                 init = np.repeat(prepared["start"][None, :], len(ks), axis=0)
             final, acc, tr = run_chains(trial, eps, init, iterations, gens,
-                                        trace_chain=0 if a == 0 else None)
+                                        trace_chain=0 if a == 0 else None, l1_bound=self.l1_bound)
             supports[a:a + len(ks)] = final
             accepted[a:a + len(ks)] = acc
             if tr is not None:
@@ -478,6 +524,8 @@ class MCMC(Selector):
             "chains": int(n_draws),
             "iterations": int(iterations),
             "init": self.config["init"],
+            "score": self.config["score"],
+            "sensitivity": chain_sensitivity(trial, self.l1_bound),
             "acceptance_rate": float(accepted.sum() / proposals) if proposals else None,
             "acceptance_rate_per_chain": ({"min": float(accepted.min() / iterations),
                                            "median": float(np.median(accepted) / iterations),

@@ -1,0 +1,1 @@
+"""Results (layer 7): the SQLite store of result rows."""
