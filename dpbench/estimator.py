@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .trial import DEFAULT_LAM, Trial
+from .trial import PrivacySetup, Trial
 from .privacy.exponential import check_epsilon
 from .plugin_manager import registry
 from .problem import Problem
@@ -40,6 +40,9 @@ class SelectionResult:
         False if the guarantee could not be established; such output is not private.
     log_prob : float or None
         The mechanism's exact log-probability of ``support`` where available.
+    guarantee : str
+        The privacy guarantee that holds for this output, as in a result row of
+        ``dpbench compare`` (``"pure ε=1"``, ``"(ε=1, δ=1e-06)"`` or ``"none: <reason>"``).
     """
 
     support: np.ndarray
@@ -55,15 +58,22 @@ class SelectionResult:
     prepare_seconds: float
     draw_seconds: float
     diagnostics: dict = field(default_factory=dict)
+    guarantee: str = ""
+
+
+_SETUP = PrivacySetup()
 
 
 def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draws: int = 1,
-           b_x: float = 0.5, b_y: float = 0.5, r: float = 1.1, lam: float = DEFAULT_LAM,
-           sensitivity: str = "tight", solver: str = "highs", **params) -> SelectionResult:
+           b_x: float = _SETUP.b_x, b_y: float = _SETUP.b_y, r: float = _SETUP.r, lam: float = _SETUP.lam,
+           sensitivity: str = _SETUP.sensitivity_bound, delta: float = _SETUP.delta, solver: str = "highs",
+           **params) -> SelectionResult:
     """Run the registered selector ``method`` on (X, y) and return its private support.
 
-    The data are clipped to [-b_x, b_x] and [-b_y, b_y] first (data-independent, Lemma 2
-    of behdin2024); every selector is calibrated to replace-one neighbouring data sets.
+    The data get the preprocessing the selector declares, as in ``dpbench compare``
+    (:meth:`dpbench.trial.Trial.from_problem`: clipped to [-b_x, b_x] and [-b_y, b_y] for the
+    score-based mechanisms, Lemma 2 of behdin2024); every selector is calibrated to replace-one
+    neighbouring data sets. Defaults come from :class:`dpbench.trial.PrivacySetup`.
 
     Parameters
     ----------
@@ -79,8 +89,8 @@ def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draw
         Seed of the selector's randomness (None: fresh entropy).
     draws : int
         Number of private outputs (they share one preparation).
-    b_x, b_y, r, lam, sensitivity, solver
-        As in ``dpbench compare``.
+    b_x, b_y, r, lam, sensitivity, delta, solver
+        As in ``dpbench compare`` (``delta``: the DP δ an approximate-DP selector is calibrated to).
     **params
         The selector's own parameters (``dpbench list`` shows them).
 
@@ -97,8 +107,8 @@ def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draw
     cls = registry().selector(method)
     selector = cls(**params)
     problem = Problem(np.asarray(X, dtype=float), np.asarray(y, dtype=float), s, name="array")
-    trial = Trial(problem.clipped(b_x, b_y), b_x=b_x, b_y=b_y, r=r, lam=lam, sensitivity_kind=sensitivity,
-                  solver=solver)
+    setup = PrivacySetup(b_x=b_x, b_y=b_y, r=r, lam=lam, sensitivity_bound=sensitivity, delta=delta)
+    trial = Trial.from_problem(problem, setup, preprocessing=cls.preprocessing, solver=solver)
     if isinstance(random_state, np.random.Generator):
         rng_prepare, rng_draw = random_state.spawn(2)
     else:
@@ -112,7 +122,8 @@ def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draw
     supports = np.sort(np.asarray(out.supports, dtype=np.int64), axis=1)
     lp = selector.log_prob(trial, prepared, epsilon, supports[0])
     return SelectionResult(supports[0], supports, method, cls.dp_type, cls.neighbouring, epsilon,
-                           out.epsilon_spent, out.delta, out.certified, lp, t1 - t0, t2 - t1, out.diagnostics)
+                           out.epsilon_spent, out.delta, out.certified, lp, t1 - t0, t2 - t1, out.diagnostics,
+                           out.guarantee(cls.dp_type, epsilon))
 
 
 class DPSubsetSelector(SelectorMixin, BaseEstimator):
@@ -145,8 +156,9 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, method="exhaustive", s=1, epsilon=1.0, b_x=0.5, b_y=0.5, r=1.1, lam=DEFAULT_LAM,
-                 sensitivity="tight", solver="highs", params=None, random_state=None):
+    def __init__(self, method="exhaustive", s=1, epsilon=1.0, b_x=_SETUP.b_x, b_y=_SETUP.b_y, r=_SETUP.r,
+                 lam=_SETUP.lam, sensitivity=_SETUP.sensitivity_bound, solver="highs", params=None,
+                 random_state=None):
         self.method = method
         self.s = s
         self.epsilon = epsilon

@@ -91,7 +91,7 @@ def exponential_mechanism_log_probs(trial: Trial, epsilon: float) -> tuple[np.nd
     log_probs : ndarray of shape (C(p, s),), natural logarithms summing (as probabilities) to 1
     """
     S, scores = brute_force_scores(trial)
-    delta = sensitivity(trial.s, trial.b_x, trial.b_y, trial.r, trial.sensitivity_kind)
+    delta = sensitivity(trial.s, trial.b_x, trial.b_y, trial.r, trial.sensitivity_bound)
     lw = -epsilon * scores / (2 * delta)
     return S, lw - logsumexp(lw)
 
@@ -154,13 +154,13 @@ def tiny_problem(n: int, p: int, s: int, seed: int) -> Problem:
 
 
 def tiny_trial(n: int = 40, p: int = 6, s: int = 2, seed: int = 0, lam: float = 1.0,
-               solver: str = "enumerate", clip: bool = True, dp_delta: float = 1e-6) -> Trial:
+               solver: str = "enumerate", clip: bool = True, delta: float = 1e-6) -> Trial:
     """The trial of :func:`tiny_problem`: b_x = b_y = 0.5 (data clipped to them if ``clip``),
-    r = 1.1, oracle ``solver``, run-level DP δ ``dp_delta`` (for approximate-DP selectors)."""
+    r = 1.1, oracle ``solver``, run-level DP δ ``delta`` (for approximate-DP selectors)."""
     b = 0.5
     problem = tiny_problem(n, p, s, seed)
     return Trial(problem.clipped(b, b) if clip else problem, b_x=b, b_y=b, r=1.1, lam=lam, solver=solver,
-                 dp_delta=dp_delta)
+                 delta=delta)
 
 
 # --------------------------------------------------------------------------- helpers

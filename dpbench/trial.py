@@ -1,16 +1,20 @@
 """The trial: one data set after its declared preprocessing, with the privacy setup.
 
-Layer 3. Everything a selector sees of one trial (design.md section 2): the clipped data,
-the clipping bounds, r, Lambda, the sensitivity Delta of the shared score and the oracle
-sessions shared by the selectors of the trial.
+Layer 3. Everything a selector sees of one trial (design.md section 2): the data after the
+preprocessing the selector declares (clipping for the score-based mechanisms), the privacy
+setup (:class:`PrivacySetup`: b_x, b_y, r, Lambda, the bound on Delta, the run's delta), the
+sensitivity Delta of the score and the oracle sessions shared by the selectors of the trial.
+A trial never holds the true support: the runner keeps it for evaluation.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable
 
+from .base import PREPROCESSING
+from .errors import UserInputError
 from .plugin_manager import registry
 from .privacy.sensitivity import sensitivity
 from .problem import Problem
@@ -26,29 +30,61 @@ if TYPE_CHECKING:
 DEFAULT_LAM = 10.0
 
 
+@dataclass(frozen=True)
+class PrivacySetup:
+    """The privacy setup of a run: the one place its defaults are written.
+
+    The command line (:data:`dpbench.runner.config.OPTIONS`), TOML files, :func:`dpbench.select`,
+    :class:`dpbench.DPSubsetSelector` and ``dpbench bss`` take their defaults from here.
+
+    Parameters
+    ----------
+    b_x, b_y : float
+        Clipping bounds, ``|x_ij| <= b_x`` and ``|y_i| <= b_y`` after clipping (design.md 2).
+    r : float
+        l2 bound on the coefficients, ``||beta||_2 <= r``.
+    lam : float
+        Ridge penalty Lambda >= 0.
+    sensitivity_bound : {"tight", "paper"}
+        Which bound on the sensitivity Delta (:func:`dpbench.privacy.sensitivity.sensitivity`).
+    delta : float
+        The run's DP delta in [0, 1) that approximate-DP selectors are calibrated to (0: pure).
+    """
+
+    b_x: float = 0.5
+    b_y: float = 0.5
+    r: float = 1.1
+    lam: float = DEFAULT_LAM
+    sensitivity_bound: str = "tight"
+    delta: float = 0.0
+
+
 @dataclass
 class Trial:
     """Everything a selector sees of one trial: the clipped data and the privacy setup.
 
+    Build it with :meth:`from_problem`, which applies the preprocessing and drops the true
+    support; the plain constructor trusts its caller to have done both (tests do).
+
     Parameters
     ----------
     problem : Problem
-        The data **after** clipping to ``b_x``, ``b_y``.
+        The data **after** the selector's preprocessing (clipping to ``b_x``, ``b_y``).
     b_x, b_y : float
         Clipping bounds.
     r : float
         l2 bound on the coefficients.
     lam : float
         Ridge penalty Lambda >= 0.
-    sensitivity_kind : {"tight", "paper"}
-        Which bound on Delta to use (see :func:`dpbench.score.sensitivity`).
+    sensitivity_bound : {"tight", "paper"}
+        Which bound on Delta to use (see :func:`dpbench.privacy.sensitivity.sensitivity`).
     solver : str
         Default solver backend for oracle calls.
     solver_params : dict
         Parameters of that backend.
-    dp_delta : float
+    delta : float
         The run-level DP delta (``--delta``) that approximate-DP selectors are calibrated to;
-        0 for a pure-DP run. (``Trial.delta`` is the score's sensitivity Delta.)
+        0 for a pure-DP run. The score's sensitivity Delta is :attr:`sensitivity`.
     loss : str
         Registered loss whose score and sensitivity the trial uses (``--loss``; default
         ``"least-squares"``, the ridge score of design.md 3). ``problem`` must already be
@@ -61,17 +97,55 @@ class Trial:
     """
 
     problem: Problem
-    b_x: float = 0.5
-    b_y: float = 0.5
-    r: float = 1.1
-    lam: float = 0.0
-    sensitivity_kind: str = "tight"
+    b_x: float = PrivacySetup.b_x
+    b_y: float = PrivacySetup.b_y
+    r: float = PrivacySetup.r
+    lam: float = PrivacySetup.lam
+    sensitivity_bound: str = PrivacySetup.sensitivity_bound
     solver: str = "highs"
     solver_params: dict = field(default_factory=dict)
-    dp_delta: float = 0.0
+    delta: float = PrivacySetup.delta
     loss: str = DEFAULT_LOSS
     loss_params: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_problem(cls, problem: Problem, setup: PrivacySetup = PrivacySetup(), *, preprocessing: str = "clip",
+                     solver: str = "highs", solver_params: dict | None = None, loss: str = DEFAULT_LOSS,
+                     loss_params: dict | None = None) -> "Trial":
+        """The one way the runner and the Python API build a trial.
+
+        Parameters
+        ----------
+        problem : Problem
+            The data as drawn or read (not yet clipped); its true support is dropped.
+        setup : PrivacySetup
+        preprocessing : {"clip", "none"}
+            What the selector's guarantee needs (``Selector.preprocessing``): ``"clip"`` clips X to
+            [-b_x, b_x] and y to [-b_y, b_y] (design.md 2), or applies the loss's own
+            preprocessing (:meth:`dpbench.score.loss.Loss.prepare`) for a loss other than least
+            squares; ``"none"`` keeps the data as given.
+        solver, solver_params, loss, loss_params
+            As the fields of the same names.
+
+        Raises
+        ------
+        UserInputError
+            For an unknown preprocessing.
+        """
+        if preprocessing not in PREPROCESSING:
+            raise UserInputError(f"a selector declares preprocessing {preprocessing!r}; known: "
+                                 f"{', '.join(PREPROCESSING)}")
+        if preprocessing == "none":
+            data = problem
+        elif loss == DEFAULT_LOSS:
+            data = problem.clipped(setup.b_x, setup.b_y)
+        else:
+            data = registry().loss(loss)(**(loss_params or {})).prepare(problem, setup.b_x, setup.b_y)
+        data = replace(data, true_support=None)  # selectors never see it: evaluation keeps it
+        return cls(data, b_x=setup.b_x, b_y=setup.b_y, r=setup.r, lam=setup.lam,
+                   sensitivity_bound=setup.sensitivity_bound, solver=solver, solver_params=dict(solver_params or {}),
+                   delta=setup.delta, loss=loss, loss_params=dict(loss_params or {}))
 
     @property
     def s(self) -> int:
@@ -93,11 +167,11 @@ class Trial:
         return registry().loss(self.loss)(**self.loss_params)
 
     @cached_property
-    def delta(self) -> float:
+    def sensitivity(self) -> float:
         """Global sensitivity Delta of the score (design.md section 3; the loss's own for others)."""
         if self.loss_plugin is None:
-            return sensitivity(self.s, self.b_x, self.b_y, self.r, self.sensitivity_kind)
-        return self.loss_plugin.sensitivity(self.s, self.n, self.b_x, self.b_y, self.r, self.sensitivity_kind)
+            return sensitivity(self.s, self.b_x, self.b_y, self.r, self.sensitivity_bound)
+        return self.loss_plugin.sensitivity(self.s, self.n, self.b_x, self.b_y, self.r, self.sensitivity_bound)
 
     @cached_property
     def score(self) -> RidgeScore:

@@ -29,4 +29,4 @@ def flip_pair(seed=9, n=53, p=7):
 
 
 def trial_of(problem, lam=LAM, delta=0.0):
-    return Trial(problem, b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", dp_delta=delta)
+    return Trial(problem, b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", delta=delta)

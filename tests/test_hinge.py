@@ -138,7 +138,7 @@ def test_exhaustive_with_hinge_is_the_exponential_mechanism_of_the_hinge_score()
     sel = registry().selector("exhaustive")()
     prep = sel.prepare(trial, np.random.default_rng(0))
     eps = 1.0
-    lw = -eps * sc / (2 * trial.delta)
+    lw = -eps * sc / (2 * trial.sensitivity)
     expect = lw - np.logaddexp.reduce(lw)
     got = np.array([sel.log_prob(trial, prep, eps, S) for S in allS])
     np.testing.assert_allclose(got, expect, atol=1e-9)

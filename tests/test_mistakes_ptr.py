@@ -105,7 +105,7 @@ def test_audit_has_power_when_the_threshold_is_wrong(monkeypatch):
 
 
 def _trial(problem, lam, delta):
-    return Trial(problem.clipped(B, B), b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", dp_delta=delta)
+    return Trial(problem.clipped(B, B), b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", delta=delta)
 
 
 def test_exact_audit_on_random_and_adversarial_pairs():

@@ -44,7 +44,7 @@ def truncated_em(trial, R, epsilon):
     S, sc = enumerate_all(trial)
     rhat = sc.copy()
     rhat[R:] = sc[R - 1]
-    return S, log_normalize(em_log_weights(rhat, epsilon, trial.delta))
+    return S, log_normalize(em_log_weights(rhat, epsilon, trial.sensitivity))
 
 
 def correlated_pairs_problem(seed=0, n=80, p=8):
@@ -69,7 +69,7 @@ def grouped_expected(trial, epsilon):
     tmax = t.max()
     Rt = np.array([sc[t == k].min() for k in range(tmax + 1)])
     sizes = np.array([np.sum(t == k) for k in range(tmax + 1)])
-    lpt = log_normalize(em_log_weights(Rt, epsilon, trial.delta, log_multiplicity=np.log(sizes)))
+    lpt = log_normalize(em_log_weights(Rt, epsilon, trial.sensitivity, log_multiplicity=np.log(sizes)))
     return S, lpt[t] - np.log(sizes[t]), Rt
 
 
@@ -152,7 +152,7 @@ def test_topr_finite_T_probabilities():
     prep = sel.prepare(trial, None)
     S, sc = enumerate_all(trial)
     C = len(S)
-    w = np.exp(-eps * sc / (2 * trial.delta))
+    w = np.exp(-eps * sc / (2 * trial.sensitivity))
     p0 = np.concatenate([w[:R], [(C - R) * w[R - 1]]])
     p0 /= p0.sum()
     q = R / C
@@ -162,7 +162,7 @@ def test_topr_finite_T_probabilities():
     np.testing.assert_allclose(got, expected, rtol=1e-10)
     assert got.sum() == pytest.approx(1.0, abs=1e-12)
     d = sel.draw(trial, prep, eps, 5, np.random.default_rng(0))
-    assert d.epsilon_spent == pytest.approx(epsilon_prime(eps, R, C, T, trial.n, trial.b_y, trial.delta))
+    assert d.epsilon_spent == pytest.approx(epsilon_prime(eps, R, C, T, trial.n, trial.b_y, trial.sensitivity))
     assert d.epsilon_spent > eps
 
 
@@ -191,11 +191,11 @@ def test_full_R_differs_from_exhaustive_only_at_the_worst_support():
     le = np.array([ex.log_prob(trial, eprep, eps, row) for row in S])
     diff = lt - le
     # All but the worst support: the same weights, only the normaliser changes.
-    w = em_log_weights(sc, eps, trial.delta)
+    w = em_log_weights(sc, eps, trial.sensitivity)
     logz_ex = logsumexp(w)
     logz_topr = logsumexp(np.concatenate([w[:-1], w[-2:-1]]))
     np.testing.assert_allclose(diff[:-1], logz_ex - logz_topr, atol=1e-10)
-    assert diff[-1] == pytest.approx(logz_ex - logz_topr + eps * (sc[-1] - sc[-2]) / (2 * trial.delta), abs=1e-10)
+    assert diff[-1] == pytest.approx(logz_ex - logz_topr + eps * (sc[-1] - sc[-2]) / (2 * trial.sensitivity), abs=1e-10)
     assert diff[-1] > diff[0] + 1e-6
 
 
@@ -222,7 +222,7 @@ def test_mistakes_closed_form(seed, n, p, s, lam, epsilon, level_limit, monkeypa
     assert d.diagnostics["p_true"] == pytest.approx(
         math.exp(sel.log_prob(trial, prep, epsilon, trial.problem.true_support)), rel=1e-12)
     gap = min(Rt[1:]) - Rt[0]
-    assert d.diagnostics["gap_condition"] == (gap > 2 * trial.delta)
+    assert d.diagnostics["gap_condition"] == (gap > 2 * trial.sensitivity)
 
 
 # --------------------------------------------------------------------------- sampling
@@ -406,7 +406,7 @@ def _exact_distribution(sel, problem, eps, lam, b=(BX, BY), delta_scale=1.0):
     """log P of every support (fixed lexicographic order); delta_scale miscalibrates Delta."""
     trial = make_trial(problem, lam=lam, b_x=b[0], b_y=b[1])
     if delta_scale != 1.0:
-        trial.__dict__["delta"] = trial.delta * delta_scale  # overrides the cached property
+        trial.__dict__["sensitivity"] = trial.sensitivity * delta_scale  # overrides the cached property
     prep = sel.prepare(trial, None)
     S, _ = enumerate_all(trial)
     order = np.lexsort(S.T[::-1])
@@ -446,7 +446,7 @@ def test_privacy_audit_topr_finite_T():
         for a, b in neighbour_pairs(prob, rng, BX, BY, lam=0.0, k=2):
             ratio, prep, _ = _max_ratio(sel, a, b, eps, lam=0.0)
             trial = make_trial(a)
-            bound = epsilon_prime(eps, 5, prep["total"], 2, trial.n, trial.b_y, trial.delta)
+            bound = epsilon_prime(eps, 5, prep["total"], 2, trial.n, trial.b_y, trial.sensitivity)
             assert ratio * eps <= bound + 1e-9
 
 

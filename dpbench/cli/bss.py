@@ -22,6 +22,8 @@ from ..data_io import STANDARDIZE_MODES
 
 def add_parser(subparsers) -> None:
     """Add the ``bss`` subcommand to an argparse subparsers object."""
+    from ..trial import PrivacySetup
+
     p = subparsers.add_parser("bss", help="certified non-private best subset of a generated problem")
     p.add_argument("--generator", default="toeplitz", help="simulation design (default toeplitz)")
     p.add_argument("--n", type=int, default=800, help="rows (default 800)")
@@ -30,9 +32,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--rho", type=float, default=None, help="design correlation (generator default)")
     p.add_argument("--snr", type=float, default=None, help="signal-to-noise ratio (generator default)")
     p.add_argument("--seed", type=int, default=0, help="data seed (default 0)")
-    p.add_argument("--b-x", dest="b_x", type=float, default=0.5, help="clipping bound of X (default 0.5)")
-    p.add_argument("--b-y", dest="b_y", type=float, default=0.5, help="clipping bound of y (default 0.5)")
-    p.add_argument("--r", type=float, default=1.1, help="l2 bound on the coefficients (default 1.1)")
+    setup = PrivacySetup()  # the defaults of compare; bss's own Lambda default is the paper's
+    p.add_argument("--b-x", dest="b_x", type=float, default=setup.b_x, help=f"clipping bound of X (default {setup.b_x:g})")
+    p.add_argument("--b-y", dest="b_y", type=float, default=setup.b_y, help=f"clipping bound of y (default {setup.b_y:g})")
+    p.add_argument("--r", type=float, default=setup.r, help=f"l2 bound on the coefficients (default {setup.r:g})")
     p.add_argument("--lam", type=float, default=120.0, help="ridge penalty Lambda (default 120, the paper's)")
     p.add_argument("--solver", default="highs", help="oracle backend (default highs)")
     p.add_argument("--solver-param", dest="solver_param", action="append", default=[], metavar="KEY=VALUE",

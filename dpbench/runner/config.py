@@ -33,7 +33,9 @@ from typing import Any, Callable
 
 from ..errors import UserInputError
 from ..data_io import STANDARDIZE_MODES
-from ..trial import DEFAULT_LAM
+from ..trial import PrivacySetup
+
+_SETUP = PrivacySetup()  # the one source of the privacy defaults
 
 
 class OptionTypeError(ValueError):
@@ -186,17 +188,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("trials", to_int, 10, "trials per setting (default 10)"),
     Option("draws", to_int, 100, "private outputs per trial (default 100; list: a grid)", grid=True),
     Option("seed", to_int, 0, "run seed (default 0)"),
-    Option("b_x", to_float, 0.5, "clipping bound on |x_ij| (default 0.5; list, e.g. 0.5,1: a grid)", grid=True),
-    Option("b_y", to_float, 0.5, "clipping bound on |y_i| (default 0.5; list: a grid)", grid=True),
-    Option("r", to_float, 1.1, "l2 bound on the coefficients (default 1.1; list: a grid)", grid=True),
-    Option("lam", to_float, DEFAULT_LAM, f"ridge penalty Lambda (default {DEFAULT_LAM:g}; the OA solvers need "
+    Option("b_x", to_float, _SETUP.b_x, f"clipping bound on |x_ij| (default {_SETUP.b_x:g}; list, e.g. 0.5,1: "
+           "a grid)", grid=True),
+    Option("b_y", to_float, _SETUP.b_y, f"clipping bound on |y_i| (default {_SETUP.b_y:g}; list: a grid)", grid=True),
+    Option("r", to_float, _SETUP.r, f"l2 bound on the coefficients (default {_SETUP.r:g}; list: a grid)", grid=True),
+    Option("lam", to_float, _SETUP.lam, f"ridge penalty Lambda (default {_SETUP.lam:g}; the OA solvers need "
            "Lambda > 0; list: a grid)", grid=True),
-    Option("sensitivity", to_str, "tight", "Delta = (b_y + b_x r sqrt(s))^2 (tight, default) or "
+    Option("sensitivity", to_str, _SETUP.sensitivity_bound, "Delta = (b_y + b_x r sqrt(s))^2 (tight, default) or "
            "2b_y^2 + 2b_x^2 r^2 s (paper); list: a grid", choices=("tight", "paper"), grid=True),
     Option("loss", to_str, "least-squares", "loss of the score R(S, D): least-squares (default) or hinge "
            "(labels +-1, e.g. --generator classification); see `dpbench list`"),
     Option("solver", to_str, "highs", "best-subset oracle backend (default highs; list: a grid)", grid=True),
-    Option("delta", to_float, 0.0, "the run's DP delta (default 0); required > 0 when an approximate-DP method "
+    Option("delta", to_float, _SETUP.delta, "the run's DP delta (default 0); required > 0 when an approximate-DP method "
            "(e.g. mistakes-ptr, mcmc) runs, which is calibrated to it; stored in every row; list: a grid",
            grid=True),
     Option("reference", to_str, None, "support to score against: true (simulations, default) or "

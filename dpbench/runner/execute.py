@@ -17,9 +17,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..base import PREPROCESSING
 from ..score.loss import DEFAULT_LOSS
-from ..trial import DEFAULT_LAM, Trial
+from ..trial import DEFAULT_LAM, PrivacySetup, Trial
 from ..errors import UserInputError
 from ..privacy.exponential import check_epsilon
 from ..evaluation.metrics import support_metrics
@@ -79,6 +78,12 @@ class RunConfig:
     reference: str = "true"
     delta: float = 0.0
     loss: str = DEFAULT_LOSS
+
+    @property
+    def privacy_setup(self) -> PrivacySetup:
+        """This run's :class:`~dpbench.trial.PrivacySetup` (b_x, b_y, r, Lambda, Delta bound, delta)."""
+        return PrivacySetup(b_x=self.b_x, b_y=self.b_y, r=self.r, lam=self.lam,
+                            sensitivity_bound=self.sensitivity, delta=self.delta)
 
     def validate(self) -> None:
         """Check names and values before any work starts; raises UserInputError."""
@@ -374,16 +379,9 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
     def trial_for(preprocessing: str) -> Trial:
         """The trial's data as a selector's declared preprocessing needs it (one Trial per kind)."""
         if preprocessing not in trials:
-            if preprocessing not in PREPROCESSING:
-                raise UserInputError(f"a selector declares preprocessing {preprocessing!r}; "
-                                     f"known: {', '.join(PREPROCESSING)}")
-            data = problem.clipped(cfg.b_x, cfg.b_y) if preprocessing == "clip" else problem
-            if preprocessing == "clip" and cfg.loss != DEFAULT_LOSS:  # the loss's own preprocessing
-                data = registry().loss(cfg.loss)().prepare(problem, cfg.b_x, cfg.b_y)
-            trials[preprocessing] = Trial(data, b_x=cfg.b_x, b_y=cfg.b_y, r=cfg.r, lam=cfg.lam,
-                                          sensitivity_kind=cfg.sensitivity, solver=cfg.solver,
-                                          solver_params=dict(cfg.solver_params), dp_delta=cfg.delta,
-                                          loss=cfg.loss)
+            trials[preprocessing] = Trial.from_problem(problem, cfg.privacy_setup, preprocessing=preprocessing,
+                                                       solver=cfg.solver, solver_params=cfg.solver_params,
+                                                       loss=cfg.loss)
         return trials[preprocessing]
 
     trial = trial_for("clip")
@@ -392,7 +390,7 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
     base = {
         "data": setting_label(task.setting), "setting": task.setting, "n": problem.n, "p": problem.p,
         "s": problem.s, "trial": task.trial, "seed": cfg.seed, "reference": cfg.reference,
-        "reference_support": ref.tolist(), "sensitivity": trial.delta, "delta": cfg.delta,
+        "reference_support": ref.tolist(), "sensitivity": trial.sensitivity, "delta": cfg.delta,
     }
     rows = TrialRows()
     rows.artefacts = []

@@ -63,7 +63,7 @@ class Exhaustive(Selector):
         return iter_supports(p, s, chunk_size=self.config["chunk"])
 
     def _log_weights(self, trial, scores, epsilon):
-        return em_log_weights(scores, epsilon, trial.delta)
+        return em_log_weights(scores, epsilon, trial.sensitivity)
 
     def log_normaliser(self, trial, prepared, epsilon):
         """log of sum_S exp(-epsilon R(S) / (2 Delta)) over all supports (streamed, cached per epsilon)."""

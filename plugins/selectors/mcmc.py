@@ -293,7 +293,7 @@ def design_transposed(trial) -> np.ndarray:
 
 def chain_sensitivity(trial, l1_bound=None) -> float:
     """Delta of the chain's score: the trial's (ridge) Delta, or ``(b_y + b_x B)^2`` for l1."""
-    return trial.delta if l1_bound is None else l1_sensitivity(trial.b_x, trial.b_y, l1_bound)
+    return trial.sensitivity if l1_bound is None else l1_sensitivity(trial.b_x, trial.b_y, l1_bound)
 
 
 def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0, l1_bound=None):
@@ -534,7 +534,7 @@ class MCMC(Selector):
             "proposals_per_second": float(proposals / seconds) if seconds > 0 else None,
             "seconds": float(seconds),
             "score_trace_chain0": _trace_summary(trace) if trace is not None else {},
-            "requested_delta": trial.dp_delta,
+            "requested_delta": trial.delta,
             "privacy": "approximate (epsilon, delta)-DP only after mixing (Roy & Tewari 2023, "
                        "Corollary 1): delta = (1 + e^eps) eta needs t >= C t_mix(eta) with an unspecified "
                        "universal constant C and Assumption 2 on every neighbour, so no delta is computable "

@@ -73,7 +73,7 @@ class Mistakes(Selector):
             "log_sizes": np.asarray(log_sizes, dtype=np.float64),
             "certified": bool(np.all(cert)),
             "gap": gap,
-            "gap_condition": bool(gap > 2 * trial.delta),
+            "gap_condition": bool(gap > 2 * trial.sensitivity),
             "oracle_calls": int(calls),
             "oracle_seconds": float(seconds),
             "lp": Memo(),  # log-probabilities per epsilon
@@ -92,7 +92,7 @@ class Mistakes(Selector):
         """log P(t), t = 0 .. t_max (shape (t_max + 1,))."""
         eps = check_epsilon(epsilon)
         if eps not in prep["lp"]:
-            lw = em_log_weights(prep["minima"], eps, trial.delta, log_multiplicity=prep["log_sizes"])
+            lw = em_log_weights(prep["minima"], eps, trial.sensitivity, log_multiplicity=prep["log_sizes"])
             prep["lp"][eps] = log_normalize(lw)
         return prep["lp"][eps]
 
@@ -139,7 +139,7 @@ class Mistakes(Selector):
         diag = {
             "R_t": [float(v) for v in prep["minima"]],
             "gap": float(prep["gap"]),
-            "gap_over_2delta": float(prep["gap"] / (2 * trial.delta)),
+            "gap_over_2delta": float(prep["gap"] / (2 * trial.sensitivity)),
             "gap_condition": prep["gap_condition"],
             "p_t": [float(v) for v in np.exp(lp)],
             "p_opt": float(np.exp(lp[0])),

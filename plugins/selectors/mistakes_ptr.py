@@ -155,13 +155,13 @@ class MistakesPTR(Selector):
         pm = self.mistakes.prepare(trial, rng)
         pt = self.topr.prepare(trial, rng)
         ok = pm["center"] is not None and pt["R"] > 0
-        d = stability_distance(pm["gap"], trial.delta) if ok else None
+        d = stability_distance(pm["gap"], trial.sensitivity) if ok else None
         return {"mistakes": pm, "topr": pt, "d": d, "ok": ok,
                 "certified": bool(ok and pm["certified"] and pt["list"].certified)}
 
     def _log_q(self, trial, prep, epsilon):
         e1, e2 = self._split(epsilon)
-        tau = ptr_threshold(e1, trial.dp_delta)
+        tau = ptr_threshold(e1, trial.delta)
         return (*log_pass_probability(prep["d"], tau, e1), tau, e1, e2)
 
     def log_probs(self, trial, prepared, epsilon, supports) -> np.ndarray:
@@ -188,7 +188,7 @@ class MistakesPTR(Selector):
         # One independent test per draw: each draw is a separate run of the mechanism.
         passed = prep["d"] + rng.laplace(0.0, 1.0 / e1, size=n_draws) > tau
         supports = np.empty((n_draws, trial.s), dtype=np.int64)
-        diag = {"d": int(prep["d"]), "gap_over_2delta": float(prep["mistakes"]["gap"] / (2 * trial.delta)),
+        diag = {"d": int(prep["d"]), "gap_over_2delta": float(prep["mistakes"]["gap"] / (2 * trial.sensitivity)),
                 "tau": tau, "epsilon_1": e1, "epsilon_2": e2, "p_pass": math.exp(lq),
                 "passed": int(passed.sum())}
         for branch, sel, idx in (("mistakes", self.mistakes, np.flatnonzero(passed)),
@@ -201,7 +201,7 @@ class MistakesPTR(Selector):
             diag["p_true"] = float(np.exp(self.log_probs(trial, prep, epsilon, ts[None, :])[0]))
         if not prep["certified"]:
             diag["reason"] = "an oracle call was not certified (time limit or error)"
-        return Draws(supports, certified=prep["certified"], delta=trial.dp_delta, diagnostics=diag)
+        return Draws(supports, certified=prep["certified"], delta=trial.delta, diagnostics=diag)
 
 
 @hookimpl

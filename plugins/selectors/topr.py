@@ -166,8 +166,8 @@ class TopR(Selector):
         if eps not in prep["lp"]:
             sc = prep["list"].scores
             lw = np.concatenate([
-                em_log_weights(sc, eps, trial.delta),
-                em_log_weights(sc[-1:], eps, trial.delta, log_multiplicity=[prep["log_tail"]]),
+                em_log_weights(sc, eps, trial.sensitivity),
+                em_log_weights(sc[-1:], eps, trial.sensitivity, log_multiplicity=[prep["log_tail"]]),
             ])
             prep["lp"][eps] = log_normalize(lw)
         return prep["lp"][eps]
@@ -256,7 +256,7 @@ class TopR(Selector):
         if tail.size:
             supports[tail], used = self._m0(trial, prep, tail.size, rng)
         # trial.score_bound = n b_y^2 for least squares (so b_y = 1, n = bound is the same formula)
-        eps_prime = epsilon_prime(eps, R, prep["total"], T, trial.score_bound, 1.0, trial.delta)
+        eps_prime = epsilon_prime(eps, R, prep["total"], T, trial.score_bound, 1.0, trial.sensitivity)
         diag.update({
             "T": "inf" if math.isinf(T) else int(T),
             "log_p0_first": float(lp[0]),
