@@ -82,7 +82,7 @@ if __name__ == "__main__":
 LEVEL_TARGETS = {"level_p20_default": 0.05}
 
 
-def _level_calls(n, p, s, lam, seed, ts, time_limit):
+def _level_calls(n, p, s, lam, seed, ts, node_limit=None):
     """Certified best support with exactly t swaps from S1, for t in ts (one session)."""
     from dpbench.plugin_manager import registry
     from dpbench.score import RidgeScore
@@ -95,7 +95,7 @@ def _level_calls(n, p, s, lam, seed, ts, time_limit):
     out = []
     for t in ts:
         t0 = time.perf_counter()
-        r = sess.solve(overlap=(S1, s - t), time_limit=time_limit)
+        r = sess.solve(overlap=(S1, s - t), node_limit=node_limit)
         out.append((t, r.status, r.iterations, time.perf_counter() - t0))
     return out
 
@@ -106,13 +106,13 @@ def time_levels_p20_default():
 
 
 def time_levels_p200():
-    _level_calls(400, 200, 5, 120.0, 0, (2, 3, 4, 5), 60.0)
+    _level_calls(400, 200, 5, 120.0, 0, (2, 3, 4, 5))
 
 
 if __name__ == "__main__":
     for (n, p, s, lam, ts) in ((200, 20, 3, 1.0, (2, 3)), (400, 200, 5, 120.0, (2, 3, 4, 5)),
                                (800, 10000, 5, 120.0, (2, 3, 4, 5))):
         for seed in (0,):
-            rows = _level_calls(n, p, s, lam, seed, ts, 60.0)
+            rows = _level_calls(n, p, s, lam, seed, ts)
             print(f"levels n={n} p={p} s={s} lam={lam} seed={seed}: " +
                   ", ".join(f"t={t} {st} {it} nodes {sec:.2f} s" for t, st, it, sec in rows))

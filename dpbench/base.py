@@ -450,7 +450,11 @@ class Dataset(abc.ABC):
 
 # --------------------------------------------------------------------------- solvers
 
-ORACLE_STATUSES = ("optimal", "infeasible", "time_limit", "suboptimal", "error")
+#: Statuses of :class:`OracleResult`. Only "optimal" and "infeasible" are certified.
+#: "work_limit": a deterministic count (nodes, master iterations) stopped the call, so the
+#: same call stops the same way on every machine; "time_limit": only the wall-clock safety
+#: net did (machine-dependent, meant for runaway calls).
+ORACLE_STATUSES = ("optimal", "infeasible", "work_limit", "time_limit", "suboptimal", "error")
 
 
 @dataclass
@@ -465,11 +469,14 @@ class OracleResult:
         Its score R(S, D), recomputed with the shared score (inf if no support).
     lower_bound : float
         A valid lower bound on the constrained optimum.
-    status : {"optimal", "infeasible", "time_limit", "suboptimal", "error"}
+    status : {"optimal", "infeasible", "work_limit", "time_limit", "suboptimal", "error"}
         Only ``"optimal"`` (gap within tolerance) and ``"infeasible"`` (no support satisfies
-        the constraints) are certified answers. ``"time_limit"``: a work or time limit stopped
-        the search; ``"suboptimal"``: the backend stopped with a support and a valid lower
-        bound whose gap it could not close (numerical trouble); both are uncertified.
+        the constraints) are certified answers. ``"work_limit"``: a deterministic work count
+        (branch-and-bound nodes, master iterations or master MILP nodes) stopped the search,
+        identically on every machine; ``"time_limit"``: the wall-clock safety net stopped it
+        (machine-dependent; never decides a result under the default limits of the shipped
+        configs); ``"suboptimal"``: the backend stopped with a support and a valid lower
+        bound whose gap it could not close (numerical trouble). All three are uncertified.
     iterations : int
         Master solves / cutting-plane rounds.
     seconds : float
@@ -506,7 +513,11 @@ class OracleSession(abc.ABC):
       ``sum_{i in S_j} z_i <= s - 1``);
     * ``overlap``: ``(S0, k)`` requiring ``|S ∩ S0| = k`` exactly (k = s - t mistakes);
     * ``fixed_in`` / ``fixed_out``: features forced in / out;
-    * ``time_limit`` in seconds and relative ``gap_tol``.
+    * relative ``gap_tol``;
+    * ``node_limit``: the deterministic work limit of the call (branch-and-bound or MIP
+      nodes; None: the backend's default), status "work_limit" when reached;
+    * ``time_limit`` in seconds: the wall-clock safety net only (None: the backend's
+      generous default), status "time_limit" when reached.
     """
 
     def __init__(self, score: RidgeScore, s: int):
@@ -515,11 +526,11 @@ class OracleSession(abc.ABC):
 
     @abc.abstractmethod
     def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(),
-              time_limit: float | None = None, gap_tol: float = 1e-6) -> OracleResult:
-        """The feasible support of smallest score R(S, D) (ties: any of them).
+              time_limit: float | None = None, gap_tol: float = 1e-6, node_limit: int | None = None) -> OracleResult:
+        """The feasible support of smallest score R(S, D) (ties: the canonical one, dpbench.oracle.limits.TIE_RTOL).
 
         The constraints (``exclude`` as rows of shape (m, s), ``overlap=(S0, k)``, fixed
-        sets, ``time_limit``, ``gap_tol``) are those listed in the class docstring.
+        sets, ``time_limit`` (safety net), ``gap_tol``, ``node_limit`` (work limit)) are those listed in the class docstring.
 
         Returns
         -------
@@ -538,7 +549,7 @@ class OracleSession(abc.ABC):
     @abc.abstractmethod
     def supports_below(self, threshold: float, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(),
                        time_limit: float | None = None, max_count: int = 2_000_000, rank: int | None = None,
-                       known_scores=()) -> "ThresholdResult":
+                       known_scores=(), node_limit: int | None = None) -> "ThresholdResult":
         """Every feasible support with score <= a threshold (see :class:`ThresholdResult`).
 
         The feasible set is that of :meth:`solve` (overlap, fixed sets, excluded supports).
@@ -554,7 +565,11 @@ class OracleSession(abc.ABC):
         overlap, exclude, fixed_in, fixed_out
             As in :meth:`solve`.
         time_limit : float, optional
-            Seconds for the whole enumeration; when hit the result is uncertified.
+            Wall-clock safety net (seconds) for the whole enumeration; when hit the result is
+            uncertified with status "time_limit".
+        node_limit : int, optional
+            Deterministic work limit (branch-and-bound nodes; for the call-based default the
+            node limit of each call); when hit the result is uncertified, status "work_limit".
         max_count : int
             Stop (uncertified) once more than this many supports are held.
         rank, known_scores : int, array of floats
@@ -592,7 +607,9 @@ class ThresholdResult:
         returned (inf when there is none).
     threshold : float
         The threshold actually used: the caller's, or lower when ``rank`` tightened it.
-    status : {"complete", "time_limit", "max_count", "error"}
+    status : {"complete", "work_limit", "time_limit", "max_count", "error"}
+        "work_limit" and "max_count" are deterministic counts; "time_limit" is the wall-clock
+        safety net (see :data:`ORACLE_STATUSES`).
     calls : int
         Oracle ``solve`` calls made (0 for a direct enumeration).
     nodes : int

@@ -31,7 +31,6 @@ alternative puts ~50 000 no-good constraints into the MIP master.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
 import time
@@ -39,9 +38,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .base import OracleResult, OracleSession
+from .base import OracleResult
 from .oracle.threshold import supports_below_by_calls
 from .supports import iter_supports, n_supports, single_swaps, support_ids
+from .oracle.limits import lexmin, tie_bar
 
 #: Chunk of supports scored per call when enumerating a swap level.
 _CHUNK = 200_000
@@ -158,14 +158,20 @@ CLOSED_FORM = "closed-form enumeration of the level"
 LEVEL_ENUM_LIMIT = 2_000_000
 
 
-def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, time_limit: float | None = None):
+def _limit(node_limit):
+    """Keyword arguments passing a work limit to a session (none when the backend default applies)."""
+    return {} if node_limit is None else {"node_limit": int(node_limit)}
+
+
+def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, node_limit: int | None = None):
     """Best support with exactly t swaps, |S ∩ S1| = s - t (t >= 2), as an OracleResult.
 
     Cached under ``("swap_level", solver, t)``; shared by ``topr`` (first element of the
     level's stream) and ``mistakes`` (R_t). Levels with at most ``enum_limit`` (default
     :data:`LEVEL_ENUM_LIMIT`) members are scored in closed form, the others by one oracle
-    call with the overlap constraint, limited to ``time_limit`` seconds (an interrupted call
-    is uncertified). The cache holds the first computation, whatever limit a later caller
+    call with the overlap constraint, limited to ``node_limit`` branch-and-bound nodes (a
+    deterministic count; None: the backend's default; a call that reaches it is
+    uncertified). The cache holds the first computation, whatever limit a later caller
     passes.
     """
     name = solver_name(trial, solver)
@@ -177,15 +183,19 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, tim
         center = single_swap_scores(trial, name).center
         if level_size(trial.p, trial.s, t) <= limit:
             t0 = time.perf_counter()
-            best_S, best_sc = None, math.inf
+            tied_S, tied_sc = [], []  # each chunk's near-minima: a superset of the level's ties
             for S, sc in _level_chunks(trial, center, t):
-                i = int(np.argmin(sc))
-                cand = np.sort(S[i])
-                if sc[i] < best_sc or (sc[i] == best_sc and tuple(cand) < tuple(best_S)):
-                    best_S, best_sc = cand, float(sc[i])
-            return OracleResult(best_S, best_sc, best_sc, "optimal" if best_S is not None else "infeasible", 0,
-                                time.perf_counter() - t0, CLOSED_FORM)
-        return trial.oracle(name).solve(overlap=(center, trial.s - t), time_limit=time_limit)
+                ok = sc <= tie_bar(float(sc.min()))
+                tied_S.append(np.sort(S[ok], axis=1))
+                tied_sc.append(sc[ok])
+            if not tied_S:
+                return OracleResult(None, math.inf, math.inf, "infeasible", 0, time.perf_counter() - t0, CLOSED_FORM)
+            S, sc = np.concatenate(tied_S), np.concatenate(tied_sc)
+            ok = sc <= tie_bar(float(sc.min()))
+            best_S = lexmin(S[ok])  # canonical among ties (TIE_RTOL), as every oracle backend
+            best_sc = float(sc[ok][np.flatnonzero((S[ok] == best_S).all(axis=1))[0]])
+            return OracleResult(best_S, best_sc, best_sc, "optimal", 0, time.perf_counter() - t0, CLOSED_FORM)
+        return trial.oracle(name).solve(overlap=(center, trial.s - t), **_limit(node_limit))
 
     return trial.shared(("swap_level", name, int(t)), compute)
 
@@ -262,16 +272,16 @@ class _Explicit:
 class _Stream:
     """One swap level t >= 2 explored by oracle calls in increasing order of score."""
 
-    def __init__(self, trial, name, center, t, first, stats, time_limit=None):
+    def __init__(self, trial, name, center, t, first, stats, node_limit=None):
         self.trial, self.name, self.center, self.t = trial, name, center, t
-        self.time_limit = time_limit
+        self.node_limit = node_limit
         self.taken: list[np.ndarray] = []
         self.stats = stats
         self.oracle_first = first.message != CLOSED_FORM
         self._set(first)
 
     def _set(self, res):
-        # An uncertified call (time limit) spoils the list only if its support is taken or
+        # An uncertified call (work limit) spoils the list only if its support is taken or
         # its lower bound stays below the final R-th score (checked at the end of the merge).
         self.certified = res.certified
         if not res.certified:
@@ -299,7 +309,7 @@ class _Stream:
                 self.stats["budget_exhausted"] = True
                 return S[None, :], np.array([score])
             res = self.trial.oracle(self.name).solve(overlap=(self.center, self.trial.s - self.t),
-                                                     exclude=np.array(self.taken), time_limit=self.time_limit)
+                                                     exclude=np.array(self.taken), **_limit(self.node_limit))
             self.stats["extra_calls"] += 1
             self.stats["oracle_seconds"] += res.seconds
             self._set(res)
@@ -333,7 +343,7 @@ class TopList:
 
 
 def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls: int = 1000,
-             time_limit: float | None = None, level_search: str = "threshold",
+             node_limit: int | None = None, level_search: str = "threshold",
              max_count: int = THRESHOLD_MAX_COUNT) -> TopList:
     """The exact top-R list by a k-way merge over swap levels (cached per trial and arguments).
 
@@ -350,9 +360,9 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
         one oracle call per member; 0 forces oracle calls throughout.
     max_calls : int
         Budget of extra oracle calls; when exhausted the list is marked uncertified.
-    time_limit : float, optional
-        Seconds per oracle call on the swap levels (None: no limit); also the limit of each
-        threshold enumeration.
+    node_limit : int, optional
+        Deterministic work limit (branch-and-bound nodes) of each oracle call on the swap
+        levels and of each threshold enumeration (None: the backend's default).
     level_search : {"threshold", "calls"}
         How a level too large for closed-form enumeration yields its members beyond the
         optimum: ``"threshold"`` (default) asks the session once for all its members below
@@ -380,7 +390,7 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     sources, the other levels' heads, and the level's members found so far), is a valid
     upper bound on the final R-th score and tightens during the search. Every member not
     returned is then provably > tau >= the final R-th score, so the level is complete for
-    the merge; a threshold enumeration stopped by its time limit or ``max_count`` certifies
+    the merge; a threshold enumeration stopped by its work limit or ``max_count`` certifies
     the list only if its bound on the unreturned members exceeds the final R-th score. When the authors' check passes
     (R = (p - s) s + 2 and v2 >= worst single swap) the merge takes E and then the single
     best >= 2-swap support, with no extra call.
@@ -388,12 +398,12 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     name = solver_name(trial, solver)
     if level_search not in ("threshold", "calls"):
         raise ValueError(f"level_search must be 'threshold' or 'calls', not {level_search!r}")
-    key = ("topr_list", name, int(R), int(enum_limit), int(max_calls), time_limit, level_search, int(max_count))
-    return trial.shared(key, lambda: _top_list(trial, int(R), name, int(enum_limit), int(max_calls), time_limit,
+    key = ("topr_list", name, int(R), int(enum_limit), int(max_calls), node_limit, level_search, int(max_count))
+    return trial.shared(key, lambda: _top_list(trial, int(R), name, int(enum_limit), int(max_calls), node_limit,
                                                level_search, int(max_count)))
 
 
-def _top_list(trial, R, name, enum_limit, max_calls, time_limit, level_search="threshold",
+def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="threshold",
               max_count=None) -> TopList:
     enum_limit = min(enum_limit, getattr(trial.score, "level_enum_limit", enum_limit))  # see level_optimum
     max_count = THRESHOLD_MAX_COUNT if max_count is None else max_count
@@ -415,9 +425,9 @@ def _top_list(trial, R, name, enum_limit, max_calls, time_limit, level_search="t
     sources = [_Explicit(E_S[order], E_sc[order], 1)]
     streams = {}
     for t in range(2, max_level(p, s) + 1):
-        res = level_optimum(trial, t, name, enum_limit, time_limit)
+        res = level_optimum(trial, t, name, enum_limit, node_limit)
         stats["oracle_seconds"] += res.seconds
-        st = _Stream(trial, name, center, t, res, stats, time_limit)
+        st = _Stream(trial, name, center, t, res, stats, node_limit)
         streams[t] = st
         sources.append(st)
     v2 = min((st.current[0] for st in streams.values() if st.current is not None), default=math.inf)
@@ -444,7 +454,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, time_limit, level_search="t
                     and not (enum_limit and level_size(p, s, lvl) <= enum_limit)):
                 # The level contributes more than its optimum and is too large to score whole:
                 # one threshold enumeration replaces the stream (nothing is taken this round).
-                res = _threshold_level(trial, name, center, src, out_sc, sources, k0, R, time_limit,
+                res = _threshold_level(trial, name, center, src, out_sc, sources, k0, R, node_limit,
                                        max_count, max_calls - stats["extra_calls"])
                 stats["extra_calls"] += res.calls
                 stats["oracle_seconds"] += res.seconds
@@ -508,17 +518,18 @@ def _top_list(trial, R, name, enum_limit, max_calls, time_limit, level_search="t
     }
     bad = [t for t, res in thresholded.items() if not res.certified and not res.lower_bound > rth]
     if bad:  # first: an incomplete level can also be why fewer than R supports were found
-        diag["reason"] = (f"threshold enumeration of level {bad[0]} incomplete ({thresholded[bad[0]].message}; "
-                          "raise time_limit)")
+        res = thresholded[bad[0]]
+        hint = "; raise node_limit" if res.status == "work_limit" else ""
+        diag["reason"] = f"threshold enumeration of level {bad[0]} incomplete ({res.message}{hint})"
     elif not complete:
         diag["reason"] = ("extra oracle-call budget exhausted (raise max_calls)" if stats["budget_exhausted"]
                           else "fewer than R supports found")
     elif not certified:
-        diag["reason"] = "an oracle call was not certified optimal (time limit or error)"
+        diag["reason"] = "an oracle call was not certified optimal (work limit, safety time limit or error)"
     return TopList(S, sc, certified, diag)
 
 
-def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, time_limit, max_count, calls_left):
+def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_limit, max_count, calls_left):
     """All members of a stream's level that can still be in the top-R list (one session call).
 
     ``known``: scores of distinct supports outside the level's remaining members (taken,
@@ -536,10 +547,10 @@ def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, time_l
     known = np.concatenate(known) if known else np.empty(0)
     sess = trial.oracle(name)
     kw = dict(overlap=(center, trial.s - stream.t), exclude=np.array(stream.taken).reshape(-1, trial.s),
-              time_limit=time_limit, rank=R, known_scores=known)
+              rank=R, known_scores=known, **_limit(node_limit))
     native = getattr(sess, "supports_below", None)
-    if native is None or type(sess).supports_below is OracleSession.supports_below:
-        # Call-based default: one oracle call per member, within the extra-call budget.
+    if native is None or getattr(sess, "threshold_by_calls", False):
+        # Call-based (ThresholdByCalls): one oracle call per member, within the extra-call budget.
         return supports_below_by_calls(sess, math.inf, max_count=max(0, calls_left), **kw)
     return native(math.inf, max_count=max_count, **kw)
 
@@ -593,7 +604,7 @@ def support_index(list_supports, p: int):
     return lookup
 
 
-def level_minima(trial, solver=None, time_limit=None):
+def level_minima(trial, solver=None, node_limit=None):
     """R_t for t = 0 .. min(s, p - s) and whether each is certified (design.md 4.3).
 
     R_0 = R(S1); R_1 = the best single swap (closed form); R_t, t >= 2, from
@@ -621,7 +632,7 @@ def level_minima(trial, solver=None, time_limit=None):
     seconds = float(opt.seconds)
     calls = 1
     for t in range(2, tmax + 1):
-        res = level_optimum(trial, t, name, time_limit=time_limit)
+        res = level_optimum(trial, t, name, node_limit=node_limit)
         R[t], cert[t] = res.objective, res.certified
         seconds += res.seconds
         calls += res.message != CLOSED_FORM

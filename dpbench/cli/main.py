@@ -56,6 +56,9 @@ def _add_compare(sub):
                        help=opt.help + (f" ({', '.join(opt.choices)})" if opt.choices else ""))
     p.add_argument("--retry-failed", dest="retry_failed", action="store_true",
                    help="re-run the rows of --out that failed (otherwise a failed row counts as done)")
+    p.add_argument("--retry-uncertified", dest="retry_uncertified", action="store_true",
+                   help="re-run only the stored rows whose status is uncertified (e.g. with a larger "
+                        "--param topr.node_limit=...); certified rows are not recomputed")
     p.set_defaults(func=cmd_compare)
 
 
@@ -230,6 +233,10 @@ def cmd_compare(args) -> int:
     done = store.done_keys()
     if getattr(args, "retry_failed", False):
         done -= store.failed_keys()  # the retry's rows replace the failed ones (ResultStore.write)
+    if getattr(args, "retry_uncertified", False):
+        # e.g. with a larger node_limit: work budgets are not part of a row's key
+        # (runner.BUDGET_PARAMS); certified rows are kept as they are.
+        done -= store.uncertified_keys()
     # the grid's points run one after another into the same database
     plans = [(cfg, plan(cfg, done)) for cfg in cfgs]
     keys = {row_key(cfg, st, t, m, e) for cfg in cfgs for st in cfg.data for t in range(cfg.trials)

@@ -43,7 +43,7 @@ def _order_supports(supports, scores):
 
 def supports_below_by_calls(session, threshold: float, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(),
                             time_limit: float | None = None, max_count: int = 2_000_000, rank: int | None = None,
-                            known_scores=()) -> ThresholdResult:
+                            known_scores=(), node_limit: int | None = None) -> ThresholdResult:
     """:meth:`OracleSession.supports_below` by repeated ``session.solve`` calls with no-good cuts.
 
     Works with any object that has the ``solve`` method of :class:`OracleSession`. The k-th
@@ -65,14 +65,15 @@ def supports_below_by_calls(session, threshold: float, *, overlap=None, exclude=
             status, certified, msg = "time_limit", False, "time limit reached"
             lower = -math.inf
             break
+        kw = {} if node_limit is None else {"node_limit": node_limit}  # sessions without work limits
         res = session.solve(overlap=overlap, exclude=list(ex), fixed_in=fixed_in, fixed_out=fixed_out,
-                            time_limit=None if math.isinf(left) else left)
+                            time_limit=None if math.isinf(left) else left, **kw)
         calls += 1
         if res.status == "infeasible":
             lower = math.inf  # nothing feasible is left
             break
         if not res.certified:
-            status, certified, msg = ("time_limit" if res.status == "time_limit" else "error"), False, \
+            status, certified, msg = (res.status if res.status in ("work_limit", "time_limit") else "error"), False, \
                 f"an oracle call ended with status {res.status}"
             lower = float(res.lower_bound)
             break
@@ -108,10 +109,14 @@ class ThresholdByCalls:
     enumeration of the supports below a threshold.
     """
 
+    #: Capability flag: ``supports_below`` costs one ``solve`` call per support returned, so
+    #: callers budget it in calls (:func:`dpbench.toplist.top_list`'s ``max_calls``).
+    threshold_by_calls = True
+
     def supports_below(self, threshold: float, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(),
                        time_limit: float | None = None, max_count: int = 2_000_000, rank: int | None = None,
-                       known_scores=()) -> ThresholdResult:
+                       known_scores=(), node_limit: int | None = None) -> ThresholdResult:
         """See :meth:`dpbench.base.OracleSession.supports_below`; answered by :func:`supports_below_by_calls`."""
         return supports_below_by_calls(self, threshold, overlap=overlap, exclude=exclude, fixed_in=fixed_in,
                                        fixed_out=fixed_out, time_limit=time_limit, max_count=max_count,
-                                       rank=rank, known_scores=known_scores)
+                                       rank=rank, known_scores=known_scores, node_limit=node_limit)

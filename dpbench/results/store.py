@@ -172,16 +172,21 @@ class ResultStore:
         """Keys of every stored row (used to resume)."""
         return {k for (k,) in self.conn.execute("SELECT key FROM results")}
 
+    def uncertified_keys(self) -> set[str]:
+        """Keys of rows whose status is ``uncertified`` (``--retry-uncertified`` re-runs them)."""
+        return {k for (k,) in self.conn.execute("SELECT key FROM results WHERE status = 'uncertified'")}
+
     def write(self, rows) -> None:
-        """Insert rows in one transaction; a key already present is left untouched unless its row failed."""
+        """Insert rows in one transaction; a key already present is left untouched unless its row failed or
+        was uncertified (a retry replaces it)."""
         rows = list(rows)
         if not rows:
             return
         names = list(COLUMNS)
-        # a key already present is kept, except a failed row, which a retry replaces
+        # a key already present is kept, except a failed or uncertified row, which a retry replaces
         update = ", ".join(f"{k} = excluded.{k}" for k in names if k != "key")
         sql = (f"INSERT INTO results ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
-               f"ON CONFLICT(key) DO UPDATE SET {update} WHERE results.status = 'failed'")
+               f"ON CONFLICT(key) DO UPDATE SET {update} WHERE results.status IN ('failed', 'uncertified')")
         values = [tuple(_encode(r.get(k)) for k in names) for r in rows]
 
         def insert():

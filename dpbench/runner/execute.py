@@ -257,6 +257,9 @@ def artefact_key(cfg: RunConfig, setting: dict, trial: int, method: str) -> str:
     draws or the reference support.
     """
     conf = {k: v for k, v in method_config(cfg, method).items() if k not in ("draws", "reference")}
+    # An (uncertified) preparation depends on the work budgets: they are part of its key, so
+    # --retry-uncertified with a larger budget recomputes it instead of reloading it.
+    conf.update(params=cfg.method_params.get(method, {}), solver_params=cfg.solver_params)
     name = selector_name(method)  # a variant's label: its parameters are in conf, as in row_key
     version = getattr(registry().selector(name), "prepared_version", 1)
     ident = {"artefact": "prepared", "setting": setting, "trial": trial, "method": name, **conf,
@@ -315,12 +318,26 @@ def row_key(cfg: RunConfig, setting: dict, trial: int, method: str, epsilon: flo
     return hashlib.sha256(_canon(ident).encode()).hexdigest()[:32]
 
 
+#: Plugin parameters that only bound the work of a computation (deterministic counts, or the
+#: wall-clock safety net of the oracle). A certified result is exact and canonical (ties broken
+#: by TIE_RTOL), so it does not depend on them: they are left out of a row's identity, and
+#: ``dpbench compare --retry-uncertified`` can re-run the uncertified rows with a larger
+#: budget while the certified rows stay as they are.
+BUDGET_PARAMS = frozenset({"node_limit", "master_iterations", "master_node_limit", "safety_time_limit",
+                           "max_calls", "max_count"})
+
+
+def _without_budget(params: dict) -> dict:
+    return {k: v for k, v in params.items() if k not in BUDGET_PARAMS}
+
+
 def method_config(cfg: RunConfig, method: str) -> dict:
-    """The run options that change a method's results (everything but data, trial, seed, epsilon)."""
+    """The run options that change a method's results (everything but data, trial, seed, epsilon,
+    and the work budgets of :data:`BUDGET_PARAMS`)."""
     return {
-        "params": cfg.method_params.get(method, {}), "draws": cfg.draws,
+        "params": _without_budget(cfg.method_params.get(method, {})), "draws": cfg.draws,
         "b_x": cfg.b_x, "b_y": cfg.b_y, "r": cfg.r, "lam": cfg.lam, "sensitivity": cfg.sensitivity,
-        "solver": cfg.solver, "solver_params": cfg.solver_params, "reference": cfg.reference,
+        "solver": cfg.solver, "solver_params": _without_budget(cfg.solver_params), "reference": cfg.reference,
         "delta": cfg.delta,
     }
 

@@ -47,14 +47,14 @@ class Mistakes(Selector):
     uses_oracle = True
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
-        "time_limit": Param(60.0, "seconds per oracle call on the swap levels (default 60, so a trial "
-                            "never hangs; inf = no limit); a call that hits it leaves the trial "
-                            "uncertified (Draws.certified = False)", float),
+        "node_limit": Param(1_000_000, "work limit: branch-and-bound nodes per oracle call on the swap levels "
+                            "(a deterministic count, so every machine certifies the same trials); a call "
+                            "that reaches it leaves the trial uncertified (Draws.certified = False)", int),
     }
 
     def prepare(self, trial, rng):
         name = self.config["solver"]
-        minima, cert, seconds, calls = toplist.level_minima(trial, name, self.config["time_limit"])
+        minima, cert, seconds, calls = toplist.level_minima(trial, name, self.config["node_limit"])
         opt = toplist.optimum(trial, name)
         if minima is None:
             return {"center": None, "reason": f"oracle found no optimum (status {opt.status})"}

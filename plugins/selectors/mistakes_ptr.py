@@ -132,8 +132,9 @@ class MistakesPTR(Selector):
         "ptr_fraction": Param(0.1, "share epsilon_1 / epsilon of the budget spent on the stability test", float),
         "R": Param("auto", "topr list length of the fallback ('auto' = (p-s)s+2)", r_type),
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
-        "time_limit": Param(60.0, "seconds per oracle call on the swap levels (as in mistakes/topr); a call "
-                            "that hits it leaves the trial uncertified", float),
+        "node_limit": Param(1_000_000, "work limit: branch-and-bound nodes per oracle call on the swap levels "
+                            "(as in mistakes/topr; deterministic); a call that reaches it leaves the trial "
+                            "uncertified", int),
     }
 
     def __init__(self, **params):
@@ -142,7 +143,7 @@ class MistakesPTR(Selector):
         if not 0 < f < 1:
             raise UserInputError(f"mistakes-ptr.ptr_fraction = {f} must lie in (0, 1), e.g. 0.1")
         c = self.config
-        oracle = {"time_limit": c["time_limit"], **({"solver": c["solver"]} if c["solver"] else {})}
+        oracle = {"node_limit": c["node_limit"], **({"solver": c["solver"]} if c["solver"] else {})}
         self.mistakes = Mistakes(**oracle)
         self.topr = TopR(R=c["R"], **oracle)
 

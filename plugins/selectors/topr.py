@@ -103,9 +103,10 @@ class TopR(Selector):
         "max_calls": Param(1000, "budget of extra oracle calls when the authors' check fails and the "
                            "backend has no threshold enumeration (supports_below; highs/gurobi/pyomo do), "
                            "one call per listed >= 2-swap support; beyond it the trial is uncertified", int),
-        "time_limit": Param(60.0, "seconds per oracle call on the swap levels (default 60, so a trial "
-                            "never hangs; inf = no limit); a call that hits it leaves the trial "
-                            "uncertified unless its proven lower bound clears the R-th score", float),
+        "node_limit": Param(1_000_000, "work limit: branch-and-bound nodes per oracle call on the swap levels "
+                            "(a deterministic count, so every machine certifies the same trials); a call "
+                            "that reaches it leaves the trial uncertified unless its proven lower bound "
+                            "clears the R-th score", int),
     }
 
     def _resolve_r(self, p, s):
@@ -130,7 +131,7 @@ class TopR(Selector):
         self.check_setting(trial.p, trial.s)
         R = self._resolve_r(trial.p, trial.s)
         lst = toplist.top_list(trial, R, self.config["solver"], self.config["enum_limit"],
-                              self.config["max_calls"], self.config["time_limit"])
+                              self.config["max_calls"], self.config["node_limit"])
         total = n_supports(trial.p, trial.s)
         return {
             "list": lst,

@@ -12,6 +12,7 @@ import numpy as np
 from dpbench import OracleResult, OracleSession, Param, Solver, UserInputError, hookimpl
 from dpbench.supports import iter_supports, n_supports, support_ids
 from dpbench.oracle.threshold import ThresholdByCalls
+from dpbench.oracle import lexmin, tie_bar
 
 
 class EnumerationSession(ThresholdByCalls, OracleSession):
@@ -29,7 +30,9 @@ class EnumerationSession(ThresholdByCalls, OracleSession):
         self._scores = np.concatenate([score(c) for c in chunks])
         self._ids = support_ids(self._supports, score.p)
 
-    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6):
+    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6,
+              node_limit=None):
+        # No limit applies: the work is fixed, C(p, s) scores computed once per session.
         t0 = time.perf_counter()
         S = self._supports
         ok = np.ones(len(S), dtype=bool)
@@ -46,9 +49,11 @@ class EnumerationSession(ThresholdByCalls, OracleSession):
         if not ok.any():
             return OracleResult(None, np.inf, np.inf, "infeasible", 1, seconds)
         cand = np.flatnonzero(ok)
-        best = cand[np.argmin(self._scores[cand])]  # first minimum: lexicographic tie-break
-        obj = float(self._scores[best])
-        return OracleResult(S[best].copy(), obj, obj, "optimal", 1, seconds)
+        vals = self._scores[cand]
+        tied = cand[vals <= tie_bar(float(vals.min()))]  # canonical ties (TIE_RTOL), as every backend
+        best = lexmin(S[tied])
+        obj = float(self._scores[tied][np.flatnonzero((S[tied] == best).all(axis=1))[0]])
+        return OracleResult(best, obj, obj, "optimal", 1, seconds)
 
 
 class Enumerate(Solver):

@@ -1,6 +1,6 @@
 """Solver ``gurobi``: the best-subset oracle on gurobipy, two formulations.
 
-* ``formulation=oa`` (default): the outer approximation of :mod:`dpbench.oa` with a Gurobi
+* ``formulation=oa`` (default): the outer approximation of :mod:`dpbench.oracle.outer_approximation` with a Gurobi
   master MILP (lam > 0; screening keeps the master small, usually far below the licence
   limit).
 * ``formulation=misocp``: the direct mixed-integer second-order-cone program of
@@ -24,9 +24,9 @@ import time
 
 import numpy as np
 
-from dpbench import OracleResult, OracleSession, Param, Solver, hookimpl
+from dpbench import OracleResult, OracleSession, Param, hookimpl
 from dpbench.errors import SolverLimitError
-from dpbench.oracle.outer_approximation import ConstraintSet, MasterResult, OASession, require_positive_lam
+from dpbench.oracle import MASTER_NODE_LIMIT, OA_PARAMS, OA_SPLIT, ConstraintSet, MasterResult, OASolver, break_ties
 from dpbench.oracle.threshold import ThresholdByCalls
 
 _SIZE_LIMIT = 10010  # GRB_ERROR_SIZE_LIMIT_EXCEEDED
@@ -65,16 +65,20 @@ def _optimize(model, what):
         raise
 
 
-def _params(model, time_limit, gap):
+def _params(model, time_limit, gap, node_limit=None):
+    """Gap, one thread (Gurobi is then deterministic), the node limit (deterministic work
+    limit) and the time limit (safety net only)."""
     if time_limit is not None and math.isfinite(time_limit):
         model.Params.TimeLimit = max(float(time_limit), 1e-3)
+    if node_limit is not None:
+        model.Params.NodeLimit = float(node_limit)
     model.Params.MIPGap = max(gap * 0.1, 1e-12)
     model.Params.MIPGapAbs = 1e-12
     model.Params.Threads = 1
 
 
-def solve_master_gurobi(env, master, time_limit, gap):
-    """Solve a :class:`dpbench.oa.MasterMILP` with Gurobi; ``bound`` is ``ObjBound``."""
+def solve_master_gurobi(env, master, time_limit, gap, node_limit=None):
+    """Solve a :class:`dpbench.oracle.outer_approximation.MasterMILP` with Gurobi; ``bound`` is ``ObjBound``."""
     import gurobipy as gp
     import scipy.sparse as sp
     from gurobipy import GRB
@@ -96,7 +100,7 @@ def solve_master_gurobi(env, master, time_limit, gap):
         obj = np.zeros(m + 1)
         obj[m] = 1.0
         model.setObjective(obj @ x, GRB.MINIMIZE)
-        _params(model, time_limit, gap)
+        _params(model, time_limit, gap, node_limit)
         _optimize(model, f"the outer-approximation master ({m + 1} variables, {master.n_rows} rows)")
         st = model.Status
         if st in (GRB.INFEASIBLE, GRB.INF_OR_UNBD):
@@ -105,8 +109,10 @@ def solve_master_gurobi(env, master, time_limit, gap):
         bound = float(model.ObjBound) if model.SolCount > 0 or st == GRB.OPTIMAL else -math.inf
         if st == GRB.OPTIMAL:
             return MasterResult("optimal", z, bound)
-        if st in (GRB.TIME_LIMIT, GRB.INTERRUPTED, GRB.NODE_LIMIT, GRB.SOLUTION_LIMIT):
+        if st in (GRB.TIME_LIMIT, GRB.INTERRUPTED):
             return MasterResult("time_limit", z, bound, f"Gurobi status {st}")
+        if st in (GRB.NODE_LIMIT, GRB.ITERATION_LIMIT, GRB.SOLUTION_LIMIT):
+            return MasterResult("work_limit", z, bound, f"Gurobi status {st}")
         return MasterResult("error", z, -math.inf, f"Gurobi status {st}")
     finally:
         model.dispose()
@@ -117,17 +123,19 @@ def _misocp_status(st) -> str:
     support and a valid bound: an honest uncertified answer, not an error."""
     from gurobipy import GRB
 
-    return {GRB.OPTIMAL: "optimal", GRB.TIME_LIMIT: "time_limit", GRB.NODE_LIMIT: "time_limit",
-            GRB.ITERATION_LIMIT: "time_limit", GRB.INTERRUPTED: "time_limit",
+    return {GRB.OPTIMAL: "optimal", GRB.TIME_LIMIT: "time_limit", GRB.NODE_LIMIT: "work_limit",
+            GRB.ITERATION_LIMIT: "work_limit", GRB.INTERRUPTED: "time_limit",
             GRB.SUBOPTIMAL: "suboptimal", GRB.NUMERIC: "suboptimal"}.get(st, "error")
 
 
 class MISOCPSession(ThresholdByCalls, OracleSession):
     """Direct MISOCP oracle (ICLR-workshop eq. 8 with perspective ridge); any lam >= 0, small p."""
 
-    def __init__(self, score, s, env, max_p, seed=0):
+    def __init__(self, score, s, env, max_p, seed=0, node_limit=MASTER_NODE_LIMIT, safety_time_limit=None):
         super().__init__(score, s)
         self.seed = seed
+        self.node_limit = node_limit
+        self.safety_time_limit = safety_time_limit
         if score.p > max_p:
             raise SolverLimitError(
                 f"solver 'gurobi' formulation=misocp builds p cones and is for small problems; p = {score.p} exceeds "
@@ -138,7 +146,18 @@ class MISOCPSession(ThresholdByCalls, OracleSession):
         self.Uy = U.T @ score.y
         self.const = max(score.yy - float(self.Uy @ self.Uy), 0.0)  # part of y outside range(X)
 
-    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6):
+    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6,
+              node_limit=None):
+        """The oracle call, canonical among ties (:func:`dpbench.oa.break_ties`)."""
+        t0 = time.perf_counter()
+        kw = dict(overlap=overlap, fixed_in=fixed_in, fixed_out=fixed_out, time_limit=time_limit, node_limit=node_limit)
+        res = self._solve(exclude=exclude, gap_tol=gap_tol, **kw)
+        res = break_ties(self._solve, res, exclude=exclude, gap_tol=gap_tol, **kw)
+        res.seconds = time.perf_counter() - t0
+        return res
+
+    def _solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6,
+               node_limit=None):
         import gurobipy as gp
         from gurobipy import GRB
 
@@ -178,7 +197,8 @@ class MISOCPSession(ThresholdByCalls, OracleSession):
             for S in cons.exclude:
                 model.addConstr(z[list(S)].sum() <= s - 1)
             model.setObjective(w @ w + sc.lam * theta.sum() + self.const, GRB.MINIMIZE)
-            _params(model, time_limit, gap_tol)
+            _params(model, self.safety_time_limit if time_limit is None else time_limit, gap_tol,
+                    self.node_limit if node_limit is None else node_limit)
             # Conic tolerances decide how close ObjBound is to the true optimum; the defaults
             # (1e-6) leave gaps above the oracle's 1e-6 relative tolerance. NumericFocus = 3:
             # without it, which tiny ill-conditioned problems end SUBOPTIMAL depends on the
@@ -211,32 +231,32 @@ class MISOCPSession(ThresholdByCalls, OracleSession):
             model.dispose()
 
 
-class Gurobi(Solver):
+class Gurobi(OASolver):
     """gurobipy backend: outer approximation (default) or the direct MISOCP (lam = 0 allowed)."""
 
     name = "gurobi"
     summary = ("gurobipy: outer approximation master (lam > 0) or direct MISOCP of ICLR eq. 8 "
-               "(any lam, small p); pip licence is size-limited")
+               f"(any lam, small p; all of it runs in Gurobi); pip licence is size-limited; oa: {OA_SPLIT}")
     handles_lam_zero = True  # with formulation=misocp
     params = {
         "formulation": Param("oa", "oa (outer approximation, lam > 0) or misocp (direct, any lam, small p)",
                              str, ("oa", "misocp")),
-        "screen": Param(True, "safe screening of features that cannot enter an optimal support", bool),
-        "max_cut_mb": Param(200.0, "memory cap (MB) of the global cut pool kept across calls", float),
-        "master_cuts": Param(40, "pool cuts seeded into each master MILP", int),
+        **OA_PARAMS,
         "max_p": Param(2000, "misocp only: refuse larger p", int),
         "seed": Param(0, "Gurobi's Seed parameter: changes its search path, never the certified answer "
                          "(the tests vary it to stand in for other CPUs)", int),
     }
 
+    def master_solver(self):
+        env = _env()
+        return lambda m, tl, gap, nodes=None: solve_master_gurobi(env, m, tl, gap, nodes)
+
     def session(self, score, s):
         c = self.config
-        if c["formulation"] == "misocp":
-            return MISOCPSession(score, s, _env(), c["max_p"], c["seed"])
-        require_positive_lam(score, "gurobi")
-        env = _env()
-        return OASession(score, s, "gurobi", lambda m, tl, gap: solve_master_gurobi(env, m, tl, gap),
-                         screen=c["screen"], max_cut_mb=c["max_cut_mb"], master_cuts=c["master_cuts"])
+        if c["formulation"] == "misocp":  # master_node_limit is then the MISOCP's node limit
+            return MISOCPSession(score, s, _env(), c["max_p"], c["seed"], c["master_node_limit"],
+                                 c["safety_time_limit"])
+        return super().session(score, s)
 
 
 @hookimpl

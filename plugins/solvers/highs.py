@@ -1,25 +1,29 @@
 """Solver ``highs``: the outer-approximation oracle with a HiGHS (highspy) master MILP.
 
 Open source and without a size limit, so it is the default backend. The formulation (cuts,
-safe screening, warm start, certification) is :mod:`dpbench.oa`; this module only solves
-the master MILP it builds. Requires lam > 0 (see :func:`dpbench.oa.require_positive_lam`).
+safe screening, warm start, branch and bound, certification) and the parameters are
+:class:`dpbench.oracle.outer_approximation.OASolver`; this module only solves the master MILP it builds. Requires lam > 0 (see :func:`dpbench.oracle.outer_approximation.require_positive_lam`).
 """
 
 import math
 
 import numpy as np
 
-from dpbench import Param, Solver, hookimpl
-from dpbench.oracle.outer_approximation import MasterResult, OASession
+from dpbench import hookimpl
+from dpbench.oracle import OA_SPLIT, MasterResult, OASolver
 
 
-def solve_master_highs(master, time_limit, gap):
-    """Solve a :class:`dpbench.oa.MasterMILP` with highspy.
+def solve_master_highs(master, time_limit, gap, node_limit=None):
+    """Solve a :class:`dpbench.oracle.outer_approximation.MasterMILP` with highspy.
+
+    One thread (HiGHS's MIP is then deterministic); ``node_limit`` is HiGHS's
+    ``mip_max_nodes``, ``time_limit`` only the safety net.
 
     Returns
     -------
     MasterResult
-        ``bound`` is HiGHS's MIP dual bound (valid even when stopped by the time limit).
+        ``bound`` is HiGHS's MIP dual bound (valid even when stopped by a limit). Status
+        ``"work_limit"`` for a node/iteration/solution limit, ``"time_limit"`` for the clock.
     """
     import highspy
 
@@ -28,6 +32,8 @@ def solve_master_highs(master, time_limit, gap):
     h.setOptionValue("threads", 1)
     if time_limit is not None and math.isfinite(time_limit):
         h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+    if node_limit is not None:
+        h.setOptionValue("mip_max_nodes", int(min(node_limit, 2**31 - 1)))
     # The master's bound is the certificate; stop it well inside the oracle's tolerance.
     h.setOptionValue("mip_rel_gap", max(gap * 0.1, 1e-12))
     h.setOptionValue("mip_abs_gap", 1e-12)
@@ -62,36 +68,21 @@ def solve_master_highs(master, time_limit, gap):
         bound = -math.inf
     if st == MS.kOptimal:
         return MasterResult("optimal", z, bound)
-    if st in (MS.kTimeLimit, MS.kInterrupt, MS.kIterationLimit, MS.kSolutionLimit):
+    if st in (MS.kTimeLimit, MS.kInterrupt):
         return MasterResult("time_limit", z, bound, f"HiGHS stopped: {h.modelStatusToString(st)}")
+    if st in (MS.kIterationLimit, MS.kSolutionLimit):
+        return MasterResult("work_limit", z, bound, f"HiGHS stopped: {h.modelStatusToString(st)}")
     return MasterResult("error", z, -math.inf, f"HiGHS status {h.modelStatusToString(st)}")
 
 
-OA_PARAMS = {
-    "screen": Param(True, "safe screening of features that cannot enter an optimal support", bool),
-    "max_cut_mb": Param(200.0, "memory cap (MB) of the global cut pool kept across calls", float),
-    "master_cuts": Param(40, "pool cuts seeded into each master MILP (strongest at the incumbent)", int),
-    "enum_limit": Param(1_500_000, "calls with at most this many feasible supports are enumerated exactly", int),
-    "leaf_limit": Param(20_000, "branch-and-bound nodes with at most this many completions are scored "
-                        "exhaustively instead of branching (tests and tuning)", int),
-    "gershgorin": Param(True, "Schur-complement/Gershgorin ridge bound in the branch and bound of overlap "
-                        "calls (dpbench.oa.completion_bounds); off = cut bounds only (ablation)", bool),
-    "default_time_limit": Param(300.0, "seconds per oracle call when the caller gives no time limit "
-                                "(the call then returns status time_limit, never an uncertified 'optimal')",
-                                float),
-}
-
-
-class Highs(Solver):
+class Highs(OASolver):
     """Outer approximation with a HiGHS master (exact, certified; lam > 0)."""
 
     name = "highs"
-    summary = "outer approximation + safe screening, HiGHS MILP master; open source, no size limit (default)"
-    handles_lam_zero = False
-    params = dict(OA_PARAMS)
+    summary = f"outer approximation + safe screening, HiGHS MILP master; open source, no size limit (default); {OA_SPLIT}"
 
-    def session(self, score, s):
-        return OASession(score, s, "highs", solve_master_highs, **self.config)
+    def master_solver(self):
+        return solve_master_highs
 
 
 @hookimpl

@@ -1,4 +1,4 @@
-"""Solver ``pyomo``: the outer-approximation master of :mod:`dpbench.oa` as a Pyomo model.
+"""Solver ``pyomo``: the outer-approximation master of :mod:`dpbench.oracle.outer_approximation` as a Pyomo model.
 
 Any MILP solver Pyomo can find solves it: ``appsi_highs`` (default), ``gurobi_direct``,
 ``cbc``, ``glpk``, ``scip``, ... (param ``solver``). Requires lam > 0. The formulation,
@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from dpbench import Param, Solver, hookimpl
+from dpbench import Param, hookimpl
 from dpbench.errors import SolverLimitError
-from dpbench.oracle.outer_approximation import MasterResult, OASession, require_positive_lam
+from dpbench.oracle import OA_PARAMS, OA_SPLIT, MasterResult, OASolver
 
 #: Solvers probed when listing what is available (in the error message).
 KNOWN = ("appsi_highs", "highs", "gurobi_direct", "gurobi_persistent", "appsi_gurobi", "cbc", "glpk",
@@ -33,23 +33,38 @@ def available_solvers() -> list[str]:
     return out
 
 
-def _set_limits(opt, name, time_limit, gap):
+#: Option names (time, gap, nodes, threads) per solver family; None where the solver has none.
+_OPTIONS = {"gurobi": ("TimeLimit", "MIPGap", "NodeLimit", "Threads"), "cbc": ("sec", "ratio", "maxNodes", "threads"),
+            "glpk": ("tmlim", "mipgap", None, None), "scip": ("limits/time", "limits/gap", "limits/nodes", None),
+            "highs": ("time_limit", "mip_rel_gap", "mip_max_nodes", "threads")}
+
+
+def _set_limits(opt, name, time_limit, gap, node_limit=None):
+    """Gap, the deterministic node limit and one thread where the solver has them; the
+    time limit only as the safety net."""
     tl = None if time_limit is None or not math.isfinite(time_limit) else max(float(time_limit), 1e-3)
+    nodes = None if node_limit is None else int(min(node_limit, 2**31 - 1))
     if name.startswith("appsi_"):
         opt.config.mip_gap = max(gap * 0.1, 1e-12)
         if tl is not None:
             opt.config.time_limit = tl
+        if "highs" in name:
+            opt.highs_options = {"threads": 1, **({"mip_max_nodes": nodes} if nodes is not None else {})}
+        elif "gurobi" in name:
+            opt.gurobi_options = {"Threads": 1, **({"NodeLimit": nodes} if nodes is not None else {})}
         return
-    opts = {"gurobi": ("TimeLimit", "MIPGap"), "cbc": ("sec", "ratio"), "glpk": ("tmlim", "mipgap"),
-            "scip": ("limits/time", "limits/gap"), "highs": ("time_limit", "mip_rel_gap")}
-    for key, (tkey, gkey) in opts.items():
+    for key, (tkey, gkey, nkey, thkey) in _OPTIONS.items():
         if key in name:
             if tl is not None:
                 opt.options[tkey] = int(math.ceil(tl)) if key == "glpk" else tl
             opt.options[gkey] = max(gap * 0.1, 1e-12)
+            if nkey is not None and nodes is not None:
+                opt.options[nkey] = nodes
+            if thkey is not None:
+                opt.options[thkey] = 1
 
 
-def solve_master_pyomo(name, master, time_limit, gap):
+def solve_master_pyomo(name, master, time_limit, gap, node_limit=None):
     """Build the master as a Pyomo ConcreteModel and solve it with SolverFactory(name)."""
     import pyomo.environ as pyo
     from pyomo.opt import TerminationCondition as TC
@@ -72,7 +87,7 @@ def solve_master_pyomo(name, master, time_limit, gap):
         expr = pyo.quicksum(float(v) * var[i] for i, v in zip(idx.tolist(), vals.tolist()))
         model.rows.add((None if np.isinf(lo) else float(lo), expr, None if np.isinf(hi) else float(hi)))
     opt = pyo.SolverFactory(name)
-    _set_limits(opt, name, time_limit, gap)
+    _set_limits(opt, name, time_limit, gap, node_limit)
     res = opt.solve(model, load_solutions=False)
     tc = res.solver.termination_condition
     if tc in (TC.infeasible, TC.infeasibleOrUnbounded):
@@ -93,30 +108,26 @@ def solve_master_pyomo(name, master, time_limit, gap):
         if not np.isfinite(bound) and z is not None:
             bound = float(pyo.value(model.eta))
         return MasterResult("optimal", z, bound)
-    if tc in (TC.maxTimeLimit, TC.maxIterations, TC.interrupted):
+    if tc in (TC.maxTimeLimit, TC.interrupted):
         return MasterResult("time_limit", z, bound, f"{name}: {tc}")
+    if tc in (TC.maxIterations, TC.maxEvaluations):
+        return MasterResult("work_limit", z, bound, f"{name}: {tc}")
     return MasterResult("error", z, -math.inf, f"{name}: {tc}")
 
 
-class Pyomo(Solver):
+class Pyomo(OASolver):
     """Outer approximation with the master built in Pyomo (lam > 0)."""
 
     name = "pyomo"
-    summary = "outer approximation, master built in Pyomo; solver chosen by param (appsi_highs default)"
-    handles_lam_zero = False
-    params = {
-        "solver": Param("appsi_highs", "Pyomo solver name: appsi_highs, gurobi_direct, cbc, glpk, scip, ...", str),
-        "screen": Param(True, "safe screening of features that cannot enter an optimal support", bool),
-        "max_cut_mb": Param(200.0, "memory cap (MB) of the global cut pool kept across calls", float),
-        "master_cuts": Param(40, "pool cuts seeded into each master MILP", int),
-    }
+    summary = f"outer approximation, master built in Pyomo; solver chosen by param (appsi_highs default); {OA_SPLIT}"
+    params = {"solver": Param("appsi_highs", "Pyomo solver name: appsi_highs, gurobi_direct, cbc, glpk, scip, ...",
+                              str),
+              **OA_PARAMS}
 
-    def session(self, score, s):
+    def master_solver(self):
         import pyomo.environ as pyo
 
-        c = self.config
-        require_positive_lam(score, "pyomo")
-        name = c["solver"]
+        name = self.config["solver"]
         try:
             ok = pyo.SolverFactory(name).available(exception_flag=False)
         except Exception:  # noqa: BLE001
@@ -126,8 +137,7 @@ class Pyomo(Solver):
             raise SolverLimitError(
                 f"solver 'pyomo': Pyomo solver {name!r} is not available; Pyomo finds: "
                 f"{', '.join(found) or '(none)'}; choose one with solver=<name> or use --solver highs")
-        return OASession(score, s, "pyomo", lambda m, tl, gap: solve_master_pyomo(name, m, tl, gap),
-                         screen=c["screen"], max_cut_mb=c["max_cut_mb"], master_cuts=c["master_cuts"])
+        return lambda m, tl, gap, nodes=None: solve_master_pyomo(name, m, tl, gap, nodes)
 
 
 @hookimpl

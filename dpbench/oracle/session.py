@@ -1,0 +1,336 @@
+"""The outer-approximation oracle session: constraints, bounds, heuristics, branch and bound
+and the OA master loop composed into one :class:`~dpbench.base.OracleSession`.
+
+Which path a call takes: few feasible supports -> exact enumeration; an overlap constraint
+-> branch and bound (both in dpbench, canonical among ties by construction); otherwise the
+OA loop, whose master MILP is the only part a backend solves, made canonical by
+:func:`~dpbench.oracle.limits.break_ties`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..base import OracleResult, OracleSession
+from .bounds import NodeBounds
+from .branch_and_bound import BranchAndBound
+from .constraints import ConstraintSet, count_feasible, require_positive_lam
+from .cuts import _CutPool, build_master, dual_cuts
+from .heuristics import LocalSearch
+from .limits import (_LIMIT_MESSAGES, MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT, Budget,
+                     break_ties, lexmin, tie_bar)
+
+
+class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
+    """Outer-approximation oracle session; a backend supplies ``solve_master``.
+
+    Parameters
+    ----------
+    score : RidgeScore
+        Shared score (lam > 0, else UserInputError).
+    s : int
+        Support size.
+    backend : str
+        Name used in messages.
+    solve_master : callable (MasterMILP, time_limit, gap, node_limit) -> MasterResult
+        ``node_limit``: MILP nodes (deterministic); ``time_limit``: the safety net's seconds left.
+    screen : bool
+        Safe screening on/off (off: the master runs over all p features).
+    max_cut_mb : float
+        Memory cap of the global cut pool.
+    master_cuts : int
+        Pool cuts seeded into each master (the strongest at the incumbent).
+    """
+
+    def __init__(self, score, s, backend, solve_master, *, screen=True, max_cut_mb=200.0, master_cuts=40,
+                 screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=1_500_000, leaf_limit=20_000,
+                 node_limit=NODE_LIMIT, master_iterations=MASTER_ITERATIONS,
+                 master_node_limit=MASTER_NODE_LIMIT, safety_time_limit=SAFETY_TIME_LIMIT, gershgorin=True,
+                 relax_after=1, relax_cand=200, relax_bnb=1000, relax_nodes=2000, relax_overlap_nodes=2000,
+                 relax_overlap_after=300):
+        super().__init__(score, s)
+        require_positive_lam(score, backend)
+        self.backend = backend
+        self.solve_master = solve_master
+        self.screen = screen
+        self.master_cuts = master_cuts
+        self.screen_cuts = screen_cuts
+        self.neighbour_cuts = neighbour_cuts
+        self.max_swaps = max_swaps
+        self.pool_cap = 8192
+        self.enum_limit = enum_limit
+        self.leaf_limit = leaf_limit
+        self.node_limit = int(node_limit)
+        self.master_iterations = int(master_iterations)
+        self.master_node_limit = int(master_node_limit)
+        self.safety_time_limit = safety_time_limit
+        # Cuts built at partial supports F (branch-and-bound nodes), memory-capped.
+        self._fcuts: dict[tuple, tuple] = {}
+        self._fdiag: dict[tuple, np.ndarray] = {}  # Schur diagonals M_bb of the same F
+        self.gershgorin = gershgorin
+        self._tops = None  # gram_row_tops(score, s - 1), computed on first use
+        self._row_cache: dict[int, np.ndarray] = {}
+        self._row_cap = max(64, int(max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
+        self._fcut_cap = max(16, int(max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
+        self.cuts = _CutPool(score.p, max_cut_mb * 2**20)
+        self.pool: dict[tuple, float] = {}  # evaluated supports -> score (heuristic memory)
+        self.calls = 0
+        p = score.p
+        # Single-feature ridge gain, the cheap start of the swap search.
+        self._gain = score.c**2 / (score.col_sq + score.lam)
+        self._all = np.arange(p)
+        self.relax_after = relax_after
+        self.relax_cand = relax_cand
+        self.relax_bnb = relax_bnb
+        self.relax_nodes = relax_nodes
+        self.relax_overlap_nodes = relax_overlap_nodes
+        self.relax_overlap_after = relax_overlap_after
+        self._relax_delay = 0  # nodes a search processes before its first node relaxation
+        self._relax_budget = 0  # node relaxations left in the current branch and bound
+        self._relax_alphas: list = []  # recent node dual points (warm starts, all valid)
+        self._relax_lb = None  # per-feature k-support bounds of the current call (_relax_root)
+
+    # ------------------------------------------------------------- cuts and scores
+    def _add_cuts(self, supports):
+        S = np.atleast_2d(np.asarray(supports, dtype=np.int64))
+        keys = [tuple(row) for row in S.tolist()]
+        fresh = [i for i, k in enumerate(keys) if k not in self.cuts.index]
+        if fresh:
+            obj, const, W = dual_cuts(self.score, S[fresh])
+            self.cuts.add([keys[i] for i in fresh], const, W)
+            for i, o in zip(fresh, obj):
+                self.pool[keys[i]] = float(o)
+        return [self.cuts.index[k] for k in keys if k in self.cuts.index]
+
+    # ------------------------------------------------------------- the oracle
+    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6,
+              node_limit=None):
+        """The oracle call of :class:`dpbench.api.OracleSession`, canonical among ties (:data:`TIE_RTOL`).
+
+        Branch and bound and enumeration break ties themselves (:class:`_BestTarget`); an
+        optimum certified by the OA master is made canonical by :func:`break_ties`.
+        """
+        t0 = time.perf_counter()
+        kw = dict(overlap=overlap, fixed_in=fixed_in, fixed_out=fixed_out, time_limit=time_limit, node_limit=node_limit)
+        res, path = self._solve(exclude=exclude, gap_tol=gap_tol, **kw)
+        if path == "oa":
+            res = self._canonical(res, exclude=exclude, gap_tol=gap_tol, **kw)
+            res.seconds = time.perf_counter() - t0
+        return res
+
+    def _canonical(self, res, *, exclude, gap_tol, **kw):
+        """The canonical optimum among the ties of a certified OA optimum (:data:`TIE_RTOL`).
+
+        Safe screening at the optimum's score removes every feature whose bound with it forced
+        in exceeds ``v* + 1e-9 max(1, v*) >= tie_bar(v*)``: no tied support contains one. If
+        only the optimum's own features survive, it is the unique tie; otherwise the threshold
+        branch and bound lists every support <= ``tie_bar(v*)`` over the survivors (cheap: they
+        are few). Only when that is not certified does :func:`break_ties` run (OA calls with
+        no-good cuts, far slower: ~50 s at p = 1000 where screening takes milliseconds).
+        """
+        if res.status != "optimal" or res.support is None or not self.screen:
+            return break_ties(lambda **k: self._solve(**k)[0], res, exclude=exclude, gap_tol=gap_tol, **kw)
+        p = self.score.p
+        cons = ConstraintSet.build(p, self.s, exclude, kw["overlap"], kw["fixed_in"], kw["fixed_out"])
+        cand, _ = self._screen(cons, np.asarray(res.support), float(res.objective))
+        if cand.size <= self.s:
+            return res  # only the optimum's features can reach the tie bar
+        out = np.setdiff1d(np.arange(p), cand)
+        fout = np.union1d(np.asarray(kw["fixed_out"], dtype=np.int64), out)
+        T = self.supports_below(tie_bar(float(res.objective)), overlap=kw["overlap"], exclude=exclude,
+                                fixed_in=kw["fixed_in"], fixed_out=fout, time_limit=kw["time_limit"],
+                                node_limit=kw["node_limit"])
+        if not T.certified or not len(T.scores):
+            return break_ties(lambda **k: self._solve(**k)[0], res, exclude=exclude, gap_tol=gap_tol, **kw)
+        tied = T.supports[T.scores <= tie_bar(float(T.scores.min()))]
+        best = lexmin(tied)
+        obj = float(self.score(best[None])[0])
+        return OracleResult(best, obj, min(float(res.lower_bound), obj), "optimal", res.iterations, res.seconds,
+                            res.message)
+
+    def _solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6,
+               node_limit=None):
+        """One oracle call without the tie-break of the OA path: (OracleResult, "bnb" or "oa")."""
+        t0 = time.perf_counter()
+        budget = Budget(self.node_limit if node_limit is None else node_limit,
+                        self.safety_time_limit if time_limit is None else time_limit)
+        self.calls += 1
+        cons = ConstraintSet.build(self.score.p, self.s, exclude, overlap, fixed_in, fixed_out)
+        self._relax_lb = None
+        path = "bnb"
+
+        def result(S, ub, lb, status, it, msg=""):
+            obj = float(self.score(S)[0]) if S is not None else np.inf
+            if S is not None and status == "optimal" and not self._closed(obj, lb, gap_tol):
+                status, msg = "suboptimal", msg or "recomputed objective outside the gap tolerance"
+            return OracleResult(None if S is None else np.asarray(S, dtype=np.int64), obj,
+                                float(min(lb, obj)), status, it, time.perf_counter() - t0, msg), path
+
+        if cons.infeasible:
+            return result(None, np.inf, np.inf, "infeasible", 0, cons.infeasible)
+        count = count_feasible(cons)
+        if count == 0:
+            return result(None, np.inf, np.inf, "infeasible", 0, "no support satisfies the constraints")
+        if count <= self.enum_limit or cons.group is not None:
+            # Few feasible supports: score them all (certified by construction). Overlap
+            # calls: branch and bound over the kept subsets of S0 (see _branch_and_bound),
+            # whose per-subproblem cuts are far tighter than cuts built around S0.
+            S, ub = None, np.inf
+            if count > self.enum_limit:
+                S, ub, _ = self._local_search(self._start(cons), cons)
+            leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
+            self._relax_budget = self.relax_overlap_nodes if count > self.enum_limit else 0  # relaxation hook
+            self._relax_delay = self.relax_overlap_after
+            S, ub, lb, status, nodes = self._branch_and_bound(cons, S, ub, budget, gap_tol, leaf)
+            self._relax_budget = 0
+            if status == "infeasible":
+                return result(None, np.inf, np.inf, "infeasible", nodes, "no support satisfies the constraints")
+            if count > self.enum_limit:
+                self._add_cuts(S[None])
+            how = "enumerated" if count <= self.enum_limit else f"branch and bound, {nodes} nodes"
+            return result(S, ub, lb, status, nodes, how if status == "optimal" else _LIMIT_MESSAGES[status](
+                f"node_limit = {budget.node_limit} branch-and-bound nodes"))
+
+        path = "oa"
+        S, ub, neigh = self._local_search(self._start(cons), cons)
+        if S is not None:
+            self._add_cuts(S[None])
+            if neigh is not None and len(neigh):
+                self._add_cuts(neigh)
+        it = 0
+        lb = -np.inf
+        seen = set()
+        cand, min_lb = self._screen(cons, S, ub)
+        active = set(self._seed_cuts(S))  # cut keys (pool indices shift when the pool is capped)
+        while True:
+            remaining = budget.remaining()
+            if remaining <= 0:
+                return result(S, ub, max(lb, 0.0), "time_limit", it, _LIMIT_MESSAGES["time_limit"](""))
+            if it >= self.master_iterations:
+                return result(S, ub, max(lb, 0.0), "work_limit", it,
+                              _LIMIT_MESSAGES["work_limit"](f"master_iterations = {self.master_iterations}"))
+            if (S is not None and self._relax_lb is None  # k-support relaxation hook (see _relax_root)
+                    and (it == self.relax_after or cand.size > self.relax_cand)):
+                key, rb = self._relax_root(cons, S)
+                if key is not None:
+                    active.add(key)
+                    lb = max(lb, rb)
+                    cand, min_lb = self._screen(cons, S, ub)
+                    if self._closed(ub, lb, gap_tol):
+                        return result(S, ub, lb, "optimal", it, "k-support relaxation bound")
+                    if cons.group is None and cand.size <= self.relax_bnb:
+                        # Few survivors: branch and bound over them with relaxation node bounds.
+                        sub = ConstraintSet.build(self.score.p, self.s, cons.exclude, None, cons.fixed_in,
+                                                  np.setdiff1d(self._all, cand))
+                        self._relax_budget = self.relax_nodes
+                        self._relax_delay = 0
+                        S2, ub2, lb2, status, nodes = self._branch_and_bound(sub, S, ub, budget, gap_tol,
+                                                                             self.leaf_limit)
+                        self._relax_budget = 0
+                        lb2 = min(lb2, min_lb)
+                        msg = (f"k-support branch and bound over {cand.size} screened features, {nodes} nodes"
+                               if status == "optimal" else f"branch and bound stopped ({status})")
+                        return result(S2, ub2, lb2, status if status != "infeasible" else "error", it + nodes, msg)
+            rows = [self.cuts.index[k] for k in active if k in self.cuts.index]
+            master = build_master(cand, self.cuts.const[rows], self.cuts.W[rows], cons)
+            res = self.solve_master(master, None if not math.isfinite(remaining) else remaining, gap_tol,
+                                    self.master_node_limit)
+            it += 1
+            if res.status == "infeasible":
+                if S is None:  # nothing was screened: the master covered the full problem
+                    return result(None, np.inf, np.inf, "infeasible", it, "no support satisfies the constraints")
+                return result(S, ub, max(lb, 0.0), "error", it, "master infeasible although a support is known")
+            if res.status == "error":
+                return result(S, ub, max(lb, 0.0), "error", it, res.message)
+            lb = max(lb, min(res.bound, min_lb))
+            if S is not None and self._closed(ub, lb, gap_tol):
+                return result(S, ub, lb, "optimal", it)
+            if res.z is None:
+                stop = res.status if res.status in ("work_limit", "time_limit") else "error"
+                return result(S, ub, max(lb, 0.0), stop, it, res.message or "master stopped")
+            Z = np.sort(cand[np.flatnonzero(res.z > 0.5)])
+            key = tuple(Z.tolist())
+            if key in seen:
+                if res.status in ("work_limit", "time_limit"):  # a limited master may repeat its incumbent
+                    return result(S, ub, max(lb, 0.0), res.status, it, res.message)
+                return result(S, ub, max(lb, 0.0), "error", it,
+                              "outer approximation repeated a point (numerical trouble in the master)")
+            seen.add(key)
+            new = [key]
+            self._add_cuts(Z[None])
+            val = self.pool[key]
+            if val < ub:
+                S, ub = Z, val
+                S2, ub2, neigh = self._local_search(S, cons)
+                if S2 is not None and ub2 < ub:
+                    S, ub = S2, ub2
+                    self._add_cuts(S[None])
+                    new.append(tuple(S.tolist()))
+                if neigh is not None and len(neigh):
+                    self._add_cuts(neigh)
+                    new += [tuple(r) for r in neigh.tolist()]
+                cand, min_lb = self._screen(cons, S, ub)
+                if self._closed(ub, lb, gap_tol):
+                    return result(S, ub, lb, "optimal", it)
+            active |= set(new) | set(self._seed_cuts(S))
+
+    @staticmethod
+    def _closed(ub, lb, gap_tol):
+        """Certified gap: (ub - lb) <= gap_tol |ub|, plus rounding slack of the float64 cuts."""
+        return ub - lb <= gap_tol * abs(ub) + 1e-12 * max(1.0, abs(ub))
+
+    def _seed_cuts(self, S):
+        """Pool cuts strongest at S (plus S's own cut): the master's initial rows."""
+        if not len(self.cuts):
+            return []
+        if S is None:
+            return self.cuts.keys[-self.master_cuts:]
+        vals = self.cuts.values(S)
+        return [self.cuts.keys[i] for i in np.argsort(-vals, kind="stable")[: self.master_cuts]]
+
+    # ------------------------------------------------------------- k-support relaxation hook
+    # Integration of dpbench/oracle/relaxation.py (issue 15). Once per OA call -- before the
+    # first master when the cut screening leaves more than ``relax_cand`` candidates, else
+    # after ``relax_after`` master solves without certification -- the loop adds the k-support
+    # dual bound (valid for every feasible support whatever the accuracy of its dual point),
+    # its per-feature bounds to the safe screening (max with the cut bounds: a max of valid
+    # bounds is valid) and its dual point as one more master cut. When at most ``relax_bnb``
+    # features survive, the call finishes by branch and bound over them with node relaxations
+    # (``_relax_node``, at most ``relax_nodes`` per call). Overlap calls and threshold
+    # enumerations with more than ``enum_limit`` feasible supports use node relaxations too,
+    # after ``relax_overlap_after`` nodes (easy calls finish before; at most
+    # ``relax_overlap_nodes``). All limits are counts: deterministic.
+    def _relax_root(self, cons, S):
+        """Root k-support dual bound of one call; returns (cut key or None, bound).
+
+        Sets ``self._relax_lb`` (p,): for each feature a valid lower bound on R over the
+        feasible supports that contain it (inf where none does).
+        """
+        from .relaxation import dual_cut, dual_norm, groups_of, relaxation_bound
+
+        sc = self.score
+        fixed, groups = groups_of(cons)
+        bound, alpha, per = relaxation_bound(sc, fixed, groups, start=S, per_feature=True)
+        self._relax_lb = per
+        a = sc.X.T @ alpha
+        const, W = dual_cut(a, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r,
+                            float(dual_norm(a[None], fixed, groups)[0]))
+        key = ("relax", self.calls)
+        self.cuts.add([key], np.array([const]), W[None])
+        return (key if key in self.cuts.index else None), bound
+
+    def _relax_node(self, F, C, m):
+        """k-support dual bound of a branch-and-bound node (F fixed in, m more from C).
+
+        Warm-started from the last dual points (any alpha is valid, so the pool only affects
+        strength). Returns (bound, per (p,)): ``per[j]`` bounds the node's supports containing j.
+        """
+        from .relaxation import relaxation_bound
+
+        b, alpha, per = relaxation_bound(self.score, F, [(C, m)], alphas=self._relax_alphas[-3:], per_feature=True,
+                                         width=20, rounds=3, iters=30)
+        self._relax_alphas = (self._relax_alphas + [alpha])[-3:]
+        return b, per

@@ -1,0 +1,43 @@
+"""Regression test of the Gram-row cache of the OA session (issue 15).
+
+When the cache overflowed it was cleared and only the rows missing at that moment were
+refilled, so the rows of the same call that had been cache hits were gone: ``KeyError``
+after minutes at n = 200, p = 10 000. A cache of one row forces an overflow on every
+partial support with two or more features; the answers must still equal brute force.
+"""
+
+import numpy as np
+import pytest
+
+from dpbench.supports import iter_supports
+from dpbench.score import RidgeScore
+
+
+def _problem(seed, n=50, p=14, lam=2.0, r=1.1):
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.standard_normal((n, p)), -0.5, 0.5)
+    beta = np.zeros(p)
+    beta[[0, 3, 5, 7]] = 0.5
+    y = np.clip(X @ beta + 0.3 * rng.standard_normal(n), -0.5, 0.5)
+    return RidgeScore(X, y, lam=lam, r=r)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tiny_row_cache_overflow_keeps_answers_exact(seed):
+    from dpbench.oracle.outer_approximation import OASession
+    from dpbench_plugins.solvers.highs import solve_master_highs
+
+    s = 4
+    score = _problem(seed)
+    S_all = np.concatenate(list(iter_supports(score.p, s)))
+    v_all = score(S_all)
+    sess = OASession(score, s, "highs", solve_master_highs, enum_limit=0, leaf_limit=1)
+    sess._row_cap = 1  # every partial support of >= 2 features overflows the cache
+    S1 = S_all[np.argmin(v_all)]
+    for t in (1, 2, 3):
+        res = sess.solve(overlap=(S1, s - t))
+        ok = np.isin(S_all, S1).sum(axis=1) == s - t
+        best = v_all[ok].min()
+        assert res.status == "optimal", res
+        assert abs(res.objective - best) <= 2e-6 * best
+        assert len(sess._row_cache) <= s  # bounded by one call's rows, not growing
