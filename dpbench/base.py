@@ -450,10 +450,8 @@ class Dataset(abc.ABC):
 
 # --------------------------------------------------------------------------- solvers
 
-#: Statuses of :class:`OracleResult`. Only "optimal" and "infeasible" are certified.
-#: "work_limit": a deterministic count (nodes, master iterations) stopped the call, so the
-#: same call stops the same way on every machine; "time_limit": only the wall-clock safety
-#: net did (machine-dependent, meant for runaway calls).
+#: Statuses of :class:`OracleResult`; "work_limit" = a deterministic count stopped the call,
+#: "time_limit" = only the wall-clock safety net did (machine-dependent).
 ORACLE_STATUSES = ("optimal", "infeasible", "work_limit", "time_limit", "suboptimal", "error")
 
 
@@ -471,12 +469,10 @@ class OracleResult:
         A valid lower bound on the constrained optimum.
     status : {"optimal", "infeasible", "work_limit", "time_limit", "suboptimal", "error"}
         Only ``"optimal"`` (gap within tolerance) and ``"infeasible"`` (no support satisfies
-        the constraints) are certified answers. ``"work_limit"``: a deterministic work count
-        (branch-and-bound nodes, master iterations or master MILP nodes) stopped the search,
-        identically on every machine; ``"time_limit"``: the wall-clock safety net stopped it
-        (machine-dependent; never decides a result under the default limits of the shipped
-        configs); ``"suboptimal"``: the backend stopped with a support and a valid lower
-        bound whose gap it could not close (numerical trouble). All three are uncertified.
+        the constraints) are certified. ``"work_limit"``: a deterministic count (nodes, master
+        iterations) stopped the search, identically on every machine; ``"time_limit"``: the
+        wall-clock safety net did (machine-dependent); ``"suboptimal"``: the backend stopped
+        with a support and a valid bound it could not close (numerics). All are uncertified.
     iterations : int
         Master solves / cutting-plane rounds.
     seconds : float
@@ -513,11 +509,8 @@ class OracleSession(abc.ABC):
       ``sum_{i in S_j} z_i <= s - 1``);
     * ``overlap``: ``(S0, k)`` requiring ``|S ∩ S0| = k`` exactly (k = s - t mistakes);
     * ``fixed_in`` / ``fixed_out``: features forced in / out;
-    * relative ``gap_tol``;
-    * ``node_limit``: the deterministic work limit of the call (branch-and-bound or MIP
-      nodes; None: the backend's default), status "work_limit" when reached;
-    * ``time_limit`` in seconds: the wall-clock safety net only (None: the backend's
-      generous default), status "time_limit" when reached.
+    * relative ``gap_tol``; ``node_limit``: the deterministic work limit (nodes; None: the
+      backend's default, status "work_limit"); ``time_limit``: seconds, the safety net only.
     """
 
     def __init__(self, score: RidgeScore, s: int):
@@ -527,10 +520,10 @@ class OracleSession(abc.ABC):
     @abc.abstractmethod
     def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(),
               time_limit: float | None = None, gap_tol: float = 1e-6, node_limit: int | None = None) -> OracleResult:
-        """The feasible support of smallest score R(S, D) (ties: the canonical one, dpbench.oracle.limits.TIE_RTOL).
+        """The feasible support of smallest score R(S, D) (ties: the canonical one, TIE_RTOL).
 
         The constraints (``exclude`` as rows of shape (m, s), ``overlap=(S0, k)``, fixed
-        sets, ``time_limit`` (safety net), ``gap_tol``, ``node_limit`` (work limit)) are those listed in the class docstring.
+        sets, ``time_limit``, ``gap_tol``, ``node_limit``) are those of the class docstring.
 
         Returns
         -------
@@ -565,11 +558,9 @@ class OracleSession(abc.ABC):
         overlap, exclude, fixed_in, fixed_out
             As in :meth:`solve`.
         time_limit : float, optional
-            Wall-clock safety net (seconds) for the whole enumeration; when hit the result is
-            uncertified with status "time_limit".
+            Safety net (seconds) of the whole enumeration; when hit: uncertified, "time_limit".
         node_limit : int, optional
-            Deterministic work limit (branch-and-bound nodes; for the call-based default the
-            node limit of each call); when hit the result is uncertified, status "work_limit".
+            Deterministic work limit (nodes; per call when by calls); uncertified, "work_limit".
         max_count : int
             Stop (uncertified) once more than this many supports are held.
         rank, known_scores : int, array of floats
@@ -608,8 +599,7 @@ class ThresholdResult:
     threshold : float
         The threshold actually used: the caller's, or lower when ``rank`` tightened it.
     status : {"complete", "work_limit", "time_limit", "max_count", "error"}
-        "work_limit" and "max_count" are deterministic counts; "time_limit" is the wall-clock
-        safety net (see :data:`ORACLE_STATUSES`).
+        As in :data:`ORACLE_STATUSES`; "max_count" is a deterministic count too.
     calls : int
         Oracle ``solve`` calls made (0 for a direct enumeration).
     nodes : int
