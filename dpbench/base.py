@@ -505,12 +505,10 @@ class OracleSession(abc.ABC):
 
     ``solve`` minimises R(S, D) over supports of size s subject to:
 
-    * ``exclude``: supports that may not be returned (no-good cuts
-      ``sum_{i in S_j} z_i <= s - 1``);
+    * ``exclude``: supports that may not be returned (no-good cuts ``sum_{S_j} z_i <= s - 1``);
     * ``overlap``: ``(S0, k)`` requiring ``|S ∩ S0| = k`` exactly (k = s - t mistakes);
-    * ``fixed_in`` / ``fixed_out``: features forced in / out;
-    * relative ``gap_tol``; ``node_limit``: the deterministic work limit (nodes; None: the
-      backend's default, status "work_limit"); ``time_limit``: seconds, the safety net only.
+    * ``fixed_in`` / ``fixed_out``: features forced in / out; relative ``gap_tol``;
+    * ``node_limit``: deterministic work limit ("work_limit"); ``time_limit``: safety net (s).
     """
 
     def __init__(self, score: RidgeScore, s: int):
