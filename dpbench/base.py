@@ -450,8 +450,6 @@ class Dataset(abc.ABC):
 
 # --------------------------------------------------------------------------- solvers
 
-#: Statuses of :class:`OracleResult`; "work_limit" = a deterministic count stopped the call,
-#: "time_limit" = only the wall-clock safety net did (machine-dependent).
 ORACLE_STATUSES = ("optimal", "infeasible", "work_limit", "time_limit", "suboptimal", "error")
 
 
@@ -470,9 +468,8 @@ class OracleResult:
     status : {"optimal", "infeasible", "work_limit", "time_limit", "suboptimal", "error"}
         Only ``"optimal"`` (gap within tolerance) and ``"infeasible"`` (no support satisfies
         the constraints) are certified. ``"work_limit"``: a deterministic count (nodes, master
-        iterations) stopped the search, identically on every machine; ``"time_limit"``: the
-        wall-clock safety net did (machine-dependent); ``"suboptimal"``: the backend stopped
-        with a support and a valid bound it could not close (numerics). All are uncertified.
+        iterations) stopped it, alike on every machine; ``"time_limit"``: the wall-clock safety
+        net (machine-dependent); ``"suboptimal"``: a bound not closed (numerics). Uncertified.
     iterations : int
         Master solves / cutting-plane rounds.
     seconds : float
@@ -597,7 +594,6 @@ class ThresholdResult:
     threshold : float
         The threshold actually used: the caller's, or lower when ``rank`` tightened it.
     status : {"complete", "work_limit", "time_limit", "max_count", "error"}
-        As in :data:`ORACLE_STATUSES`; "max_count" is a deterministic count too.
     calls : int
         Oracle ``solve`` calls made (0 for a direct enumeration).
     nodes : int
