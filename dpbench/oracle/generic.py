@@ -169,8 +169,12 @@ class GenericSession(OracleSession):
         self.nodes_total += nodes
         return stack, nodes, pruned
 
-    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6):
-        """See :meth:`dpbench.base.OracleSession.solve`; ``time_limit`` is ignored (deterministic)."""
+    def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6,
+              node_limit=None):
+        """See :meth:`dpbench.base.OracleSession.solve`; ``time_limit`` is ignored (deterministic).
+
+        ``node_limit`` is accepted for the common interface; this session's own ``max_nodes``
+        is its work limit."""
         t0 = time.perf_counter()
         ok, root, groups, excluded = self._setup(exclude, overlap, fixed_in, fixed_out)
         if not ok:
@@ -196,7 +200,7 @@ class GenericSession(OracleSession):
         return OracleResult(inc_S, inc, inc, "optimal", nodes, seconds)
 
     def supports_below(self, threshold, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(),
-                       time_limit=None, max_count=2_000_000, rank=None, known_scores=()):
+                       time_limit=None, max_count=2_000_000, rank=None, known_scores=(), node_limit=None):
         """Direct threshold enumeration by the same branch and bound (see :meth:`OracleSession.supports_below`).
 
         Nodes are pruned when their bound exceeds the current threshold, which ``rank`` and
