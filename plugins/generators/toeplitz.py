@@ -46,15 +46,30 @@ class Toeplitz(Generator):
                           "first+2(s-1) (1 = the authors' released NeurIPS code)", int),
     }
 
-    def generate(self, rng):
+    def draw_latent(self, rng):
+        """Draw the design, the support and the noisy linear signal ``X beta* + e`` at the exact SNR.
+
+        Returns
+        -------
+        X : ndarray of shape (n, p), float64
+        support : ndarray of shape (s,), int64
+            0-based ``first, first + 2, ..., first + 2(s - 1)``.
+        z : ndarray of shape (n,), float64
+            ``X beta* + e`` with beta*_j = 1/sqrt(s) on the support and ``||X beta*||^2 / ||e||^2 = snr``.
+
+        Raises
+        ------
+        UserInputError
+            For s outside [1, p), a support that does not fit in p, n < 2 or a non-positive SNR.
+        """
         c = self.config
         n, p, s, snr = c["n"], c["p"], c["s"], c["snr"]
         if not 1 <= s < p:
             raise UserInputError(f"sparsity level s = {s} must satisfy 1 <= s < p = {p}")
-        first = c["first"]
+        first = c.get("first", 0)
         last = first + 2 * (s - 1)
         if first < 0 or last >= p:
-            raise UserInputError(f"toeplitz puts the support on 0-based indices {first}, {first + 2}, .., {last}; "
+            raise UserInputError(f"{self.name} puts the support on 0-based indices {first}, {first + 2}, .., {last}; "
                                  f"need 0 <= first and first + 2(s - 1) < p (got p = {p}, s = {s}, first = {first})")
         if n < 2:
             raise UserInputError(f"n = {n}: need at least 2 rows")
@@ -63,8 +78,11 @@ class Toeplitz(Generator):
         X = toeplitz_rows(rng, n, p, c["rho"])
         support = np.arange(first, last + 1, 2)
         signal = X[:, support].sum(axis=1) / np.sqrt(s)
-        y = add_noise_at_snr(rng, signal, snr)
-        return Problem(X, y, s, true_support=support, name=self.name, provenance=self.setting())
+        return X, support, add_noise_at_snr(rng, signal, snr)
+
+    def generate(self, rng):
+        X, support, y = self.draw_latent(rng)
+        return Problem(X, y, self.config["s"], true_support=support, name=self.name, provenance=self.setting())
 
 
 @hookimpl
