@@ -235,3 +235,11 @@ def test_ctrl_c_while_parsing_is_a_clean_exit_130(monkeypatch, capsys):
 
     monkeypatch.setattr(cli_main, "build_parser", interrupted)
     assert cli_main.main(["list"]) == 130
+
+
+@pytest.mark.parametrize("solver", ["highs", "pyomo", "gurobi"])
+def test_lambda_zero_with_an_outer_approximation_backend_fails_before_the_first_trial(tmp_path, capsys, solver):
+    line = one_error(capsys, "compare", "--methods", "topr", *SMALL[2:], "--lam", "0", "--solver", solver,
+                     "--out", str(tmp_path / "r.db"))
+    assert "needs a ridge penalty lam > 0" in line and "misocp" in line
+    assert not (tmp_path / "r.db").exists()

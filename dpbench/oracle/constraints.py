@@ -24,10 +24,21 @@ def require_positive_lam(score: RidgeScore, backend: str) -> None:
     UserInputError
         If ``score.lam == 0``.
     """
-    if score.lam <= 0:
+    check_lam_for_outer_approximation(score.lam, backend)
+
+
+def check_lam_for_outer_approximation(lam: float, backend: str) -> None:
+    """:func:`require_positive_lam` for a Lambda alone (the runner checks it before the first trial).
+
+    Raises
+    ------
+    UserInputError
+        If ``lam <= 0``, naming the backends that handle Lambda = 0.
+    """
+    if lam <= 0:
         raise UserInputError(
             f"solver {backend!r} uses outer approximation, which needs a ridge penalty lam > 0 "
-            f"(got lam = {score.lam}); use --lam > 0, or a backend that handles lam = 0: "
+            f"(got lam = {lam}); use --lam > 0, or a backend that handles lam = 0: "
             "solver 'gurobi' with formulation=misocp (small p) or solver 'enumerate' (small C(p, s))")
 
 

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..oracle.constraints import check_lam_for_outer_approximation
 from ..score.loss import DEFAULT_LOSS
 from ..trial import DEFAULT_LAM, PrivacySetup, Trial
 from ..errors import UserInputError
@@ -120,7 +121,9 @@ class RunConfig:
                                      f"(got --loss {self.loss}); drop it from --methods or change --loss")
         if self.reference == "bss" or any(getattr(reg.selector(selector_name(m)), "uses_oracle", False)
                                           for m in self.methods):
-            reg.solver(self.solver)
+            solver = reg.solver(self.solver)(**self.solver_params)  # its parameters checked up front
+            if self.lam == 0 and self.loss == DEFAULT_LOSS and not solver.handles_lam_zero:
+                check_lam_for_outer_approximation(self.lam, self.solver)
         selectors = [reg.selector(selector_name(m))(**self.method_params.get(m, {})) for m in self.methods]
         for setting in self.data:
             shape = check_setting(setting)

@@ -247,6 +247,11 @@ class Gurobi(OASolver):
                          "(the tests vary it to stand in for other CPUs)", int),
     }
 
+    def __init__(self, **params):
+        super().__init__(**params)
+        # Lambda = 0 is the MISOCP's only: the instance says which formulation it runs
+        self.handles_lam_zero = self.config["formulation"] == "misocp"
+
     def master_solver(self):
         env = _env()
         return lambda m, tl, gap, nodes=None: solve_master_gurobi(env, m, tl, gap, nodes)
