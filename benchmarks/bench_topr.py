@@ -105,9 +105,9 @@ def measure(setting: str, seeds=(0,), repeat: int = 1):
                               for t, v in td.get("levels_thresholded", {}).items()},
                 "topr_p_true": td.get("p_true"), "mistakes_p_true": md.get("p_true"),
                 "gap_condition": md["gap_condition"],
-                "call_seconds": {("S1" if k[0] == "bss_optimum" else f"t={k[2]}"): round(v.seconds, 3)
+                "call_seconds": {("S1" if k[0] == "optimum" else f"t={k[2]}"): round(v.seconds, 3)
                                  for k, v in trial.cache.items()
-                                 if isinstance(k, tuple) and k[0] in ("swap_level", "bss_optimum")},
+                                 if isinstance(k, tuple) and k[0] in ("swap_level", "optimum")},
             })
     return rows
 

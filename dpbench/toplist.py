@@ -5,7 +5,7 @@ selectors need for a trial, cached with :meth:`dpbench.trial.Trial.shared` so th
 both on the same trial does every oracle call and every batched scoring once.
 
 Vocabulary (design.md 4.2, 4.3): ``S1`` is the oracle's optimum (the ``bss`` optimum, cached
-under ``("bss_optimum", solver)`` exactly as the ``bss`` baseline does). Every other support
+by :meth:`dpbench.trial.Trial.optimum`, as for the ``bss`` baseline). Every other support
 lies in exactly one *level* t = |S \\ S1| in 1 .. min(s, p - s); level t has
 C(s, t) C(p - s, t) members. Level 1 (the single swaps) is scored in closed form; the
 minimum R_t of each level t >= 2 comes from one oracle call with the overlap constraint
@@ -59,11 +59,10 @@ def solver_name(trial, solver) -> str:
 def optimum(trial, solver=None):
     """The unconstrained best support S1 of the trial (an :class:`dpbench.base.OracleResult`).
 
-    Cached under ``("bss_optimum", solver)``, the key and computation the ``bss`` baseline and
-    the runner use, so whichever selector runs first does the solve.
+    :meth:`dpbench.trial.Trial.optimum`, shared with the ``bss`` baseline and the runner, so
+    whichever selector runs first does the solve.
     """
-    name = solver_name(trial, solver)
-    return trial.shared(("bss_optimum", name), lambda: trial.oracle(name).solve())
+    return trial.optimum(solver_name(trial, solver))
 
 
 def lex_order(scores, supports) -> np.ndarray:

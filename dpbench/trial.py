@@ -22,7 +22,7 @@ from .score import RidgeScore
 from .score.loss import DEFAULT_LOSS
 
 if TYPE_CHECKING:
-    from .base import OracleSession
+    from .base import OracleResult, OracleSession
 
 #: Default ridge penalty Lambda of runs and of the Python API. Outer-approximation oracles
 #: need Lambda > 0 and slow down sharply as Lambda -> 0 (weaker cuts); the NeurIPS 2025
@@ -192,6 +192,25 @@ class Trial:
         if key not in self.cache:
             self.cache[key] = compute()
         return self.cache[key]
+
+    def optimum(self, solver: str | None = None) -> "OracleResult":
+        """The unconstrained best support S1 of this trial, solved once per backend.
+
+        The one accessor for the optimum that ``bss``, ``topr``, ``mistakes``, the ``bss``
+        reference and the runner's objective gap share (whichever asks first pays for it).
+
+        Parameters
+        ----------
+        solver : str, optional
+            Backend name (default: the trial's ``solver``).
+
+        Returns
+        -------
+        OracleResult
+            Certified only when ``result.certified`` (see :class:`dpbench.base.OracleResult`).
+        """
+        name = solver or self.solver
+        return self.shared(("optimum", name), lambda: self.oracle(name).solve())
 
     def oracle(self, solver: str | None = None, **params) -> "OracleSession":
         """The best-subset oracle session of this trial for ``solver`` (cached per backend).

@@ -213,7 +213,7 @@ def test_bss_without_any_support_fails_the_row_instead_of_minus_one():
     from dpbench.base import OracleResult
 
     trial = tiny_trial(solver="enumerate")
-    trial.cache[("bss_optimum", "enumerate")] = OracleResult(None, np.inf, 0.0, "time_limit", message="limit")
+    trial.cache[("optimum", "enumerate")] = OracleResult(None, np.inf, 0.0, "time_limit", message="limit")
     sel = REG.selector("bss")()
     with pytest.raises(RuntimeError, match=r"found no support \(status time_limit: limit\)"):
         sel.draw(trial, sel.prepare(trial, None), 1.0, 3, None)

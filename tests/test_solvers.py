@@ -295,8 +295,8 @@ def test_bss_selector_returns_cached_certified_optimum():
     d = sel.draw(trial, prepared, 1.0, 4, np.random.default_rng(1))
     assert d.certified and d.supports.shape == (4, 3)
     assert (d.supports == S_all[np.argmin(v_all)]).all()
-    # Shared with topr / mistakes under ("bss_optimum", solver) and the same oracle session.
-    assert trial.cache[("bss_optimum", "highs")] is prepared
+    # Shared with topr / mistakes under ("optimum", solver) and the same oracle session.
+    assert trial.cache[("optimum", "highs")] is prepared
     assert sel.describe()["dp_type"] == "none"
     assert sel.log_prob(trial, prepared, 1.0, d.supports[0]) == 0.0
 
@@ -306,7 +306,7 @@ def test_bss_selector_uncertified_when_oracle_is_not():
     trial = Trial(Problem(score.X, score.y, 3), lam=5.0, solver="highs")
     from dpbench.base import OracleResult
 
-    trial.cache[("bss_optimum", "highs")] = OracleResult(np.array([0, 1, 2]), 1.0, 0.5, "time_limit")
+    trial.cache[("optimum", "highs")] = OracleResult(np.array([0, 1, 2]), 1.0, 0.5, "time_limit")
     sel = registry().selector("bss")()
     d = sel.draw(trial, sel.prepare(trial, None), 1.0, 2, None)
     assert not d.certified and (d.supports == [0, 1, 2]).all()

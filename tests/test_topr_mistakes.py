@@ -303,7 +303,7 @@ def test_topr_and_mistakes_share_the_oracle_work(monkeypatch):
     assert n_topr == 1 + (3 - 1)  # S1 and the levels t = 2, 3
     Mistakes().prepare(trial, None)
     assert len(calls) == n_topr
-    assert trial.cache[("bss_optimum", "enumerate")].certified
+    assert trial.cache[("optimum", "enumerate")].certified
 
 
 def test_small_levels_need_no_oracle_call():

@@ -56,7 +56,7 @@ def compute_reference(kind: str, trial: Trial) -> np.ndarray:
     if kind == "lasso":
         return lasso_top_s(X, y, s)
     if kind == "bss":
-        res = trial.shared(("bss_optimum", trial.solver), lambda: trial.oracle().solve())
+        res = trial.optimum()
         if not res.certified or res.support is None:
             raise UserInputError(f"the bss reference could not be certified by solver {trial.solver!r} "
                                  f"(status {res.status}); use --reference lasso or sis, or another --solver")

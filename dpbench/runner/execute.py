@@ -474,7 +474,7 @@ def _check_supports(supports, n_draws, s, p, method) -> np.ndarray:
 
 def _optimum_objective(trial) -> float | None:
     """The certified best-subset objective if some preparation of this trial computed it."""
-    opt = trial.cache.get(("bss_optimum", trial.solver))
+    opt = trial.cache.get(("optimum", trial.solver))
     if opt is not None and getattr(opt, "certified", False) and opt.support is not None:
         return float(opt.objective)
     return None

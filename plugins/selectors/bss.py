@@ -5,12 +5,11 @@ times (``certified=False`` when the oracle could not prove it optimal; a failed 
 found no support at all). It is the non-private baseline of a comparison and, on real data, the default
 reference support. dp_type is "none": it spends no privacy budget and protects nothing.
 
-Shared cache (used by ``topr`` / ``mistakes`` too)
--------------------------------------------------
-The unconstrained optimum is stored in the trial's cache under the key
-``("bss_optimum", solver_name)`` as the :class:`dpbench.base.OracleResult` of
-``trial.oracle(solver_name).solve()``; whichever selector computes it first, the others
-reuse it, and the oracle session (with its global cuts) is the trial's shared one.
+Shared with ``topr`` / ``mistakes``
+----------------------------------
+The unconstrained optimum is :meth:`dpbench.trial.Trial.optimum`: whichever selector asks
+first solves it, the others reuse it, and the oracle session (with its global cuts) is the
+trial's shared one.
 """
 
 import numpy as np
@@ -19,9 +18,8 @@ from dpbench import Draws, Param, Selector, hookimpl
 
 
 def bss_optimum(trial, solver=None):
-    """The cached unconstrained oracle result for ``solver`` (default: the trial's solver)."""
-    name = solver or trial.solver
-    return trial.shared(("bss_optimum", name), lambda: trial.oracle(name).solve())
+    """The unconstrained oracle result for ``solver`` (default: the trial's): :meth:`Trial.optimum`."""
+    return trial.optimum(solver)
 
 
 class BSS(Selector):
