@@ -29,12 +29,18 @@ class Param:
         the type of ``default``.
     choices : tuple, optional
         Allowed values.
+    interval : (low, high, closed), optional
+        Allowed numeric range, as scikit-learn's ``Interval`` constraint: ``low`` / ``high``
+        (None: unbounded) and ``closed`` in {"both", "left", "right", "neither"}; the value must
+        also be finite. Checked when the plugin is configured, before any trial, so plugins do
+        not repeat the check.
     """
 
     default: Any
     doc: str
     type: Callable | None = None
     choices: tuple | None = None
+    interval: tuple | None = None
 
     def convert(self, name: str, value):
         """Convert ``value`` (often a string from the command line), or raise UserInputError."""
@@ -47,7 +53,23 @@ class Param:
             raise UserInputError(f"parameter {name}={value!r}: {exc}") from None
         if self.choices is not None and out not in self.choices:
             raise UserInputError(f"parameter {name}={value!r} must be one of {', '.join(map(str, self.choices))}")
+        if self.interval is not None and not _in_interval(out, *self.interval):
+            raise UserInputError(f"parameter {name}={value!r} must lie in {_show_interval(*self.interval)}")
         return out
+
+
+def _in_interval(v, low, high, closed="both") -> bool:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return False
+    left = low is None or (v >= low if closed in ("both", "left") else v > low)
+    right = high is None or (v <= high if closed in ("both", "right") else v < high)
+    return left and right
+
+
+def _show_interval(low, high, closed="both") -> str:
+    lo = "(-inf" if low is None else ("[" if closed in ("both", "left") else "(") + f"{low:g}"
+    hi = "inf)" if high is None else f"{high:g}" + ("]" if closed in ("both", "right") else ")")
+    return f"{lo}, {hi}"
 
 
 def _to_bool(v):

@@ -58,3 +58,21 @@ def test_select_reports_the_guarantee_and_uses_the_declared_preprocessing():
     assert res.guarantee == "pure ε=1"
     res = select("bss", prob.X, prob.y, s=2, epsilon=1.0, random_state=0, solver="enumerate")
     assert res.guarantee == "none: not private"
+
+
+@pytest.mark.parametrize("method, key, value, shown", [
+    ("dpsis", "gamma", "1.5", "[0, 1]"),
+    ("mcmc", "iterations", "-1", "[0, inf)"),
+    ("mcmc", "l1_bound", "0", "(0, inf)"),
+    ("mcmc", "l1_bound", "inf", "(0, inf)"),
+    ("mistakes-ptr", "ptr_fraction", "1", "(0, 1)"),
+    ("sampagg", "alpha", "nan", "(0, inf)"),
+])
+def test_plugin_parameters_declare_their_range(method, key, value, shown):
+    from dpbench.plugin_manager import registry
+
+    cls = registry().selector(method)
+    with pytest.raises(UserInputError, match=rf"{method}\.{key}='{value}' must lie in {shown}".replace("[", r"\[")
+                       .replace("(", r"\(").replace(")", r"\)")):
+        cls(**{key: value})
+    cls(**{key: cls.params[key].default})  # the default is in range

@@ -11,7 +11,7 @@ each draw costs O(p s) for the utility classes.
 
 import numpy as np
 
-from dpbench import Draws, Param, Selector, UserInputError, hookimpl
+from dpbench import Draws, Param, Selector, hookimpl
 from dpbench.privacy.lipschitz import sample_members, select_class, utility_classes
 from dpbench.privacy.exponential import check_epsilon
 from dpbench.privacy.sensitivity import correlation_sensitivity
@@ -44,13 +44,9 @@ class DPSIS(Selector):
                  "Shekelyan & Loukides 2022; design.md 4.6")
     params = {
         "gamma": Param(0.5, "loss parameter in [0, 1]: epsilon_2 = gamma*epsilon weighs the worst "
-                            "included score, epsilon_1 = (1-gamma)*epsilon the best excluded one", float),
+                            "included score, epsilon_1 = (1-gamma)*epsilon the best excluded one", float,
+                       interval=(0.0, 1.0, "both")),
     }
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        if not 0.0 <= self.config["gamma"] <= 1.0:
-            raise UserInputError(f"dpsis.gamma = {self.config['gamma']} must lie in [0, 1] (default 0.5)")
 
     def prepare(self, trial, rng):
         delta_f = correlation_sensitivity(trial.b_x, trial.b_y)

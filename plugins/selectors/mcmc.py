@@ -456,7 +456,7 @@ class MCMC(Selector):
     reference = "Roy & Tewari 2023, section 4 and Corollary 1; design.md 4.4"
     params = {
         "iterations": Param(1000, "Metropolis-Hastings steps per chain (authors' NeurIPS experiments: 1000); "
-                                  "the output is the final state", int),
+                                  "the output is the final state", int, interval=(0, None, "left")),
         "init": Param("random", "starting support: random (uniform, as in the paper), correlation "
                                 "(top-s |x_j^T y|/||x_j||) or lasso (first s on the LARS-lasso path); "
                                 "correlation/lasso are non-private functions of the data, so before "
@@ -465,15 +465,9 @@ class MCMC(Selector):
         "score": Param("ridge", "ridge: the shared score of exhaustive/topr (same target as exhaustive); l1: "
                                 "Roy & Tewari's code, min ||y - X_S b||^2 over ||b||_1 <= l1_bound, "
                                 "Delta = (b_y + b_x l1_bound)^2", str, ("ridge", "l1")),
-        "l1_bound": Param(0.5, "B of the l1 score (Roy & Tewari's main.py: 0.5; the NeurIPS code: 3.5)", float),
+        "l1_bound": Param(0.5, "B of the l1 score (Roy & Tewari's main.py: 0.5; the NeurIPS code: 3.5)", float,
+                          interval=(0.0, None, "neither")),
     }
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        if self.config["iterations"] < 0:
-            raise UserInputError(f"mcmc.iterations = {self.config['iterations']} must be >= 0 (e.g. 1000)")
-        if not (math.isfinite(self.config["l1_bound"]) and self.config["l1_bound"] > 0):
-            raise UserInputError(f"mcmc.l1_bound = {self.config['l1_bound']} must be positive and finite (e.g. 0.5)")
 
     @property
     def l1_bound(self):

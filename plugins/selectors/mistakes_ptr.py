@@ -129,7 +129,8 @@ class MistakesPTR(Selector):
                  "Mazumder 2025; design.md 4.3")
     uses_oracle = True
     params = {
-        "ptr_fraction": Param(0.1, "share epsilon_1 / epsilon of the budget spent on the stability test", float),
+        "ptr_fraction": Param(0.1, "share epsilon_1 / epsilon of the budget spent on the stability test", float,
+                              interval=(0.0, 1.0, "neither")),
         "R": Param("auto", "topr list length of the fallback ('auto' = (p-s)s+2)", r_type),
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
         "node_limit": Param(1_000_000, "work limit: branch-and-bound nodes per oracle call on the swap levels "
@@ -139,9 +140,6 @@ class MistakesPTR(Selector):
 
     def __init__(self, **params):
         super().__init__(**params)
-        f = self.config["ptr_fraction"]
-        if not 0 < f < 1:
-            raise UserInputError(f"mistakes-ptr.ptr_fraction = {f} must lie in (0, 1), e.g. 0.1")
         c = self.config
         oracle = {"node_limit": c["node_limit"], **({"solver": c["solver"]} if c["solver"] else {})}
         self.mistakes = Mistakes(**oracle)

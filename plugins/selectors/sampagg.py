@@ -272,15 +272,11 @@ class SampAgg(Selector):
                                          "Lasso path) or 'lasso' (s largest |coef| of Lasso(alpha)); "
                                          "either topped up to exactly s votes",
                            str, choices=("lasso", "lasso_path")),
-        "alpha": Param(0.1, "Lasso penalty of the 'lasso' estimator (scikit-learn scaling)", float),
+        "alpha": Param(0.1, "Lasso penalty of the 'lasso' estimator (scikit-learn scaling)", float,
+                       interval=(0.0, None, "neither")),
         "shuffle": Param(True, "shuffle rows (seeded, data-independent) before splitting into blocks", bool),
         "max_iter": Param(1000, "coordinate-descent iterations per block fit", int),
     }
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        if not self.config["alpha"] > 0:
-            raise UserInputError(f"sampagg.alpha = {self.config['alpha']} must be positive (e.g. 0.1)")
 
     def prepare(self, trial, rng):
         c = self.config
