@@ -52,17 +52,17 @@ def test_toml_lists_expand_to_the_product(tmp_path):
     path = tmp_path / "g.toml"
     path.write_text('methods = ["topr", "exhaustive"]\nn = [150]\np = [10]\ns = [2]\n'
                     'b_x = [0.5, 1.0]\nlam = "10, 20, 30"\n'
-                    '[params]\ntopr = { R = ["auto", 5, 7] }\nhighs = { time_limit = [30, 60] }\n')
+                    '[params]\ntopr = { R = ["auto", 5, 7] }\nhighs = { node_limit = [30, 60] }\n')
     opts = {**COMPARE_DEFAULTS, **load_config(path)}
     assert opts["b_x"] == [0.5, 1.0] and opts["lam"] == [10.0, 20.0, 30.0]
     points = grid_points(opts)
-    assert len(points) == 2 * 3 * 2  # b_x x lam x highs.time_limit
+    assert len(points) == 2 * 3 * 2  # b_x x lam x highs.node_limit
     assert [(p["b_x"], p["lam"]) for p in points[:4:2]] == [(0.5, 10.0), (0.5, 20.0)]
     cfgs = build_run_configs(opts)
     assert len(cfgs) == 12
     assert cfgs[0].methods == ["topr", "topr(R=5)", "topr(R=7)", "exhaustive"]
     assert cfgs[0].method_params["topr(R=7)"] == {"R": "7"}
-    assert {c.solver_params["time_limit"] for c in cfgs} == {"30", "60"}
+    assert {c.solver_params["node_limit"] for c in cfgs} == {"30", "60"}
 
 
 def test_generator_parameter_list_makes_data_settings():
