@@ -47,7 +47,7 @@ class Mistakes(Selector):
     uses_oracle = True
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
-        "node_limit": Param(1_000_000, "work limit: branch-and-bound nodes per oracle call on the swap levels "
+        "node_limit": Param(toplist.SWAP_LEVEL_NODE_LIMIT, "work limit: branch-and-bound nodes per oracle call on the swap levels "
                             "(a deterministic count, so every machine certifies the same trials); a call "
                             "that reaches it leaves the trial uncertified (Draws.certified = False)", int),
     }

@@ -68,6 +68,7 @@ import numpy as np
 from dpbench import Draws, Param, Selector, UserInputError, as_support, hookimpl
 from dpbench.supports import uniform_supports
 from dpbench.privacy.exponential import check_epsilon
+from dpbench import toplist
 
 from .mistakes import Mistakes
 from .topr import TopR, r_type
@@ -133,7 +134,7 @@ class MistakesPTR(Selector):
                               interval=(0.0, 1.0, "neither")),
         "R": Param("auto", "topr list length of the fallback ('auto' = (p-s)s+2)", r_type),
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
-        "node_limit": Param(1_000_000, "work limit: branch-and-bound nodes per oracle call on the swap levels "
+        "node_limit": Param(toplist.SWAP_LEVEL_NODE_LIMIT, "work limit: branch-and-bound nodes per oracle call on the swap levels "
                             "(as in mistakes/topr; deterministic); a call that reaches it leaves the trial "
                             "uncertified", int),
     }

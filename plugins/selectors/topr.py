@@ -103,7 +103,7 @@ class TopR(Selector):
         "max_calls": Param(1000, "budget of extra oracle calls when the authors' check fails and the "
                            "backend has no threshold enumeration (supports_below; highs/gurobi/pyomo do), "
                            "one call per listed >= 2-swap support; beyond it the trial is uncertified", int),
-        "node_limit": Param(1_000_000, "work limit: branch-and-bound nodes per oracle call on the swap levels "
+        "node_limit": Param(toplist.SWAP_LEVEL_NODE_LIMIT, "work limit: branch-and-bound nodes per oracle call on the swap levels "
                             "(a deterministic count, so every machine certifies the same trials); a call "
                             "that reaches it leaves the trial uncertified unless its proven lower bound "
                             "clears the R-th score", int),
