@@ -43,6 +43,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from extract_datasets import _toml_value  # noqa: E402  (the TOML writer of the other data script)
+
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ROOT / "datasets"
 
@@ -170,16 +173,6 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
             np.lib.format.write_array(data, np.asarray(arr), allow_pickle=False)
             zf.writestr(info, data.getvalue())
     return buf.getvalue()
-
-
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    return json.dumps(str(v), ensure_ascii=True)  # JSON escapes are valid TOML basic-string escapes
 
 
 def toml_text(fields: dict) -> str:
