@@ -171,3 +171,18 @@ def test_generic_threshold_enumeration_equals_brute_force():
     np.testing.assert_array_equal(res.scores, np.sort(sc[want]))
     ranked = GenericSession(h, 3, leaf_size=10).supports_below(np.inf, overlap=(S0, 1), rank=3)
     assert ranked.certified and [tuple(r) for r in ranked.supports][:3] == [tuple(r) for r in res.supports[:3]]
+
+
+def test_a_loss_is_part_of_each_row_identity(tmp_path, capsys):
+    """A hinge run over a least-squares database computes its own rows instead of resuming the
+    least-squares ones (the loss was once missing from the key), and the frame names both losses."""
+    from dpbench import load_results
+
+    db = str(tmp_path / "r.db")
+    common = ["compare", "--methods", "exhaustive", "--generator", "classification", "--p", "6", "--n", "80",
+              "--s", "2", "--trials", "1", "--draws", "3", "--out", db]
+    assert main(common) == 0
+    assert main(common + ["--loss", "hinge"]) == 0
+    df = load_results(db)
+    assert sorted(df["loss"]) == ["hinge", "least-squares"]
+    assert df.loc[df["loss"] == "hinge", "sensitivity"].iloc[0] != df.loc[df["loss"] != "hinge", "sensitivity"].iloc[0]

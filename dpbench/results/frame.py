@@ -30,6 +30,7 @@ import math
 from pathlib import Path
 
 from ..errors import UserInputError
+from ..score.loss import DEFAULT_LOSS
 
 #: Columns that identify *what* was run (everything but outcomes); summaries group on these.
 OUTCOMES = ("key", "label", "trial", "status", "error", "epsilon_spent", "delta", "sensitivity", "n_draws",
@@ -74,6 +75,9 @@ def _flatten(row: dict, supports: bool) -> dict:
                 out[f"solver.{sk}"] = _scalar(sv)
         else:
             out[_RENAME_CONFIG.get(k, k)] = _scalar(v)
+    out.setdefault("loss", DEFAULT_LOSS)  # rows store the loss only when it is not the default
+    if out["loss"] != DEFAULT_LOSS:  # b_y and the Δ bound shape only the least-squares Δ
+        out["b_y"] = out["sensitivity_bound"] = None
     for k, v in _loads(row.get("diagnostics")).items():
         out[f"diag.{k}"] = _scalar(v)
     if supports:

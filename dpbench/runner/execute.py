@@ -335,13 +335,20 @@ def _without_budget(params: dict) -> dict:
 
 def method_config(cfg: RunConfig, method: str) -> dict:
     """The run options that change a method's results (everything but data, trial, seed, epsilon,
-    and the work budgets of :data:`BUDGET_PARAMS`)."""
-    return {
+    and the work budgets of :data:`BUDGET_PARAMS`).
+
+    The loss is named only when it is not the default, so that the keys of least-squares rows
+    written before losses existed stay valid (a resumed old database is not recomputed).
+    """
+    conf = {
         "params": _without_budget(cfg.method_params.get(method, {})), "draws": cfg.draws,
         "b_x": cfg.b_x, "b_y": cfg.b_y, "r": cfg.r, "lam": cfg.lam, "sensitivity": cfg.sensitivity,
         "solver": cfg.solver, "solver_params": _without_budget(cfg.solver_params), "reference": cfg.reference,
         "delta": cfg.delta,
     }
+    if cfg.loss != DEFAULT_LOSS:
+        conf["loss"] = cfg.loss
+    return conf
 
 
 def plan(cfg: RunConfig, done: set[str] = frozenset()) -> list[TrialTask]:
