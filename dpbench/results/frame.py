@@ -31,17 +31,16 @@ from pathlib import Path
 
 from ..errors import UserInputError
 from ..score.loss import DEFAULT_LOSS
+from . import schema
 
-#: Columns that identify *what* was run (everything but outcomes); summaries group on these.
-OUTCOMES = ("key", "label", "trial", "status", "error", "epsilon_spent", "delta", "sensitivity", "n_draws",
-            "recovery", "recovery_prob", "f1", "topk", "hamming", "objective_gap", "prepare_seconds",
-            "draw_seconds", "reference_support", "supports", "created", "trial_prepare_seconds",
-            "draw_seconds_per_draw", "successes", "trial_prepare_all_seconds")
-_INT = ("n", "p", "s", "trial", "seed", "n_draws", "draws")
-_FLOAT = ("epsilon", "epsilon_spent", "delta", "run_delta", "sensitivity", "recovery", "recovery_prob", "f1", "topk",
-          "hamming", "objective_gap", "prepare_seconds", "draw_seconds", "created", "b_x", "b_y", "r", "lam")
-_RENAME_SETTING = {"data": "data_file", "n": None, "p": None, "s": None}
-_RENAME_CONFIG = {"sensitivity": "sensitivity_bound", "delta": "run_delta"}
+#: pandas dtype of each schema type (text columns become ``string`` when every value is a str).
+_DTYPES = {"integer": "Int64", "real": "float64"}
+
+
+def _renames(prefix: str) -> dict:
+    """``{spread field: frame column}`` of the frame columns declared with source ``prefix.<field>``."""
+    return {c.source.split(".", 1)[1]: c.name for c in schema.FRAME_COLUMNS
+            if c.source and c.source.startswith(prefix + ".")}
 
 
 def _loads(text):
@@ -59,12 +58,14 @@ def _scalar(v):
 
 
 def _flatten(row: dict, supports: bool) -> dict:
-    out = {k: v for k, v in row.items() if k not in ("setting", "config", "diagnostics", "supports",
-                                                      "reference_support")}
+    json_cols = schema.names(type="json")
+    out = {k: v for k, v in row.items() if k not in json_cols}
+    stored = set(schema.names())
+    rename_setting, rename_config = _renames("setting"), _renames("config")
     for k, v in _loads(row.get("setting")).items():
-        name = _RENAME_SETTING.get(k, k)
-        if name is not None:
-            out[name] = _scalar(v)
+        # a setting field the store also has as a column (n, p, s) is that column
+        if k in rename_setting or k not in stored:
+            out[rename_setting.get(k, k)] = _scalar(v)
     cfg = _loads(row.get("config"))
     for k, v in cfg.items():
         if k == "params":
@@ -74,15 +75,15 @@ def _flatten(row: dict, supports: bool) -> dict:
             for sk, sv in (v or {}).items():
                 out[f"solver.{sk}"] = _scalar(sv)
         else:
-            out[_RENAME_CONFIG.get(k, k)] = _scalar(v)
+            out[rename_config.get(k, k)] = _scalar(v)
     out.setdefault("loss", DEFAULT_LOSS)  # rows store the loss only when it is not the default
     if out["loss"] != DEFAULT_LOSS:  # b_y and the Δ bound shape only the least-squares Δ
         out["b_y"] = out["sensitivity_bound"] = None
     for k, v in _loads(row.get("diagnostics")).items():
         out[f"diag.{k}"] = _scalar(v)
-    if supports:
-        out["supports"] = _loads(row.get("supports")) or None
-        out["reference_support"] = _loads(row.get("reference_support")) or None
+    if supports:  # the JSON columns kept whole (supports, reference_support)
+        for k in schema.names(type="json", role="outcome"):
+            out[k] = _loads(row.get(k)) or None
     return out
 
 
@@ -139,12 +140,9 @@ def frame_from_rows(rows, supports: bool = False):
     df = pd.DataFrame(flat)
     if df.empty:
         return df
-    for c in _INT:
-        if c in df:
-            df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
-    for c in _FLOAT:
-        if c in df:
-            df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    for col in schema.all_columns():
+        if col.type in _DTYPES and col.name in df:
+            df[col.name] = pd.to_numeric(df[col.name], errors="coerce").astype(_DTYPES[col.type])
     labels = {}
     pcols = [c for c in df.columns if c.startswith("param.")]
     lab = []
@@ -172,8 +170,9 @@ def frame_from_rows(rows, supports: bool = False):
     nd = df["n_draws"].astype("float64").where(df["n_draws"] > 0)
     df["draw_seconds_per_draw"] = df["draw_seconds"] / nd
     df["successes"] = (df["recovery"] * df["n_draws"].astype("float64")).round().astype("Int64")
+    whole = schema.names(type="json", role="outcome")
     for c in df.columns:
-        if df[c].dtype == object and c not in ("supports", "reference_support"):
+        if df[c].dtype == object and c not in whole:
             vals = df[c].dropna()
             if len(vals) and all(isinstance(v, str) for v in vals):
                 df[c] = df[c].astype("string")
@@ -181,20 +180,17 @@ def frame_from_rows(rows, supports: bool = False):
     return df[lead + [c for c in df.columns if c not in lead]]
 
 
-#: Store columns that say what was run; any other store column (including ones added later,
-#: e.g. a new per-row outcome) is an outcome and never splits a summary. The derived boolean
-#: ``guaranteed`` (the row's ``guarantee`` states a DP guarantee) is identity: rows with and
-#: without a guarantee are never pooled.
-STORE_IDENTITY = ("method", "data", "n", "p", "s", "epsilon", "seed", "dp_type", "neighbouring", "reference")
-
-
 def _identity_columns(df, exclude=()) -> list[str]:
-    """Columns that say what was run (setting, configuration, method, ε), not outcomes."""
-    from .store import COLUMNS as STORE_COLUMNS
+    """Columns that say what was run (setting, configuration, method, ε), not outcomes.
 
+    Declared columns (:mod:`dpbench.results.schema`) are identity when their role says so; an
+    undeclared one (a data-setting field such as ``rho``, ``param.*``, ``solver.*``) is identity;
+    ``diag.*`` never is. So any outcome column added later never splits a summary, and the
+    derived boolean ``guaranteed`` is identity: rows with and without a guarantee are never pooled.
+    """
+    declared = {c.name: c.role for c in schema.all_columns()}
     return [c for c in df.columns
-            if c not in exclude and c not in OUTCOMES and not c.startswith("diag.")
-            and (c in STORE_IDENTITY or c not in STORE_COLUMNS)]
+            if c not in exclude and not c.startswith("diag.") and declared.get(c, "identity") == "identity"]
 
 
 def identity_columns(df) -> list[str]:

@@ -15,18 +15,11 @@ import time
 from pathlib import Path
 
 from ..errors import UserInputError
+from . import schema
 
-COLUMNS = {
-    "key": "TEXT PRIMARY KEY",
-    "method": "TEXT", "label": "TEXT", "config": "TEXT", "data": "TEXT", "setting": "TEXT",
-    "n": "INTEGER", "p": "INTEGER", "s": "INTEGER", "epsilon": "REAL", "trial": "INTEGER",
-    "seed": "INTEGER", "status": "TEXT", "error": "TEXT", "guarantee": "TEXT", "dp_type": "TEXT", "neighbouring": "TEXT",
-    "epsilon_spent": "REAL", "delta": "REAL", "sensitivity": "REAL",
-    "n_draws": "INTEGER", "recovery": "REAL", "recovery_prob": "REAL", "f1": "REAL", "topk": "REAL",
-    "hamming": "REAL", "objective_gap": "REAL", "prepare_seconds": "REAL", "draw_seconds": "REAL",
-    "reference": "TEXT", "reference_support": "TEXT", "supports": "TEXT", "diagnostics": "TEXT",
-    "created": "REAL",
-}
+#: ``{name: SQL type}`` of the results table, derived from :data:`dpbench.results.schema.COLUMNS`
+#: (declare a new column there, not here).
+COLUMNS = schema.sql_columns()
 
 
 #: Seconds a write waits for another process's lock after saying so (the first second is silent).
@@ -120,8 +113,9 @@ class ResultStore:
                 self.conn = sqlite3.connect(self.path, timeout=1.0)
                 self._locked(lambda: self.conn.execute("PRAGMA journal_mode=WAL"))
                 self.conn.execute("PRAGMA synchronous=NORMAL")
-                cols = ", ".join(f"{k} {v}" for k, v in COLUMNS.items())
+                cols = ", ".join(f"{k} {v}" for k, v in schema.sql_columns().items())
                 self._locked(lambda: self.conn.execute(f"CREATE TABLE IF NOT EXISTS results ({cols})"))
+                self._add_new_columns()
                 self._locked(lambda: self.conn.execute(f"CREATE TABLE IF NOT EXISTS artefacts ({ARTEFACT_COLUMNS})"))
         except sqlite3.Error as exc:
             raise UserInputError(f"cannot open {self.path} as a results database ({exc}); "
@@ -143,10 +137,19 @@ class ResultStore:
         if "results" not in tables:
             raise UserInputError(f"{self.path} is another program's SQLite database (tables: "
                                  f"{', '.join(tables) or 'none'}); dpbench leaves it untouched: choose another path")
-        missing = set(COLUMNS) - have
+        # a nullable column declared after the file was written is added (NULL in its old rows);
+        # a missing required column means another layout
+        missing = [c.name for c in schema.COLUMNS if c.name not in have and not c.nullable]
         if missing:
             raise UserInputError(f"{self.path} was written by an incompatible dpbench (missing columns "
                                  f"{sorted(missing)}); choose another --out path")
+
+    def _add_new_columns(self) -> None:
+        """Add the schema's columns that a database written by an earlier version lacks."""
+        have = {r[1] for r in self.conn.execute("PRAGMA table_info(results)")}
+        sql = schema.sql_columns()
+        for name in [c.name for c in schema.COLUMNS if c.name not in have]:
+            self._locked(lambda name=name: self.conn.execute(f"ALTER TABLE results ADD COLUMN {name} {sql[name]}"))
 
     def _locked(self, action):
         """Run a write ``action``; if another process holds the lock, say so and wait for it."""
@@ -182,7 +185,8 @@ class ResultStore:
         rows = list(rows)
         if not rows:
             return
-        names = list(COLUMNS)
+        names = list(schema.names())
+        _check_rows(rows, names)
         # a key already present is kept, except a failed or uncertified row, which a retry replaces
         update = ", ".join(f"{k} = excluded.{k}" for k in names if k != "key")
         sql = (f"INSERT INTO results ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
@@ -212,13 +216,13 @@ class ResultStore:
         rows = self.rows()
         if fmt == "json":
             for r in rows:
-                for k in ("setting", "config", "supports", "diagnostics", "reference_support"):
+                for k in schema.names(type="json"):
                     if r.get(k):
                         r[k] = json.loads(r[k])
             path.write_text(json.dumps(rows, indent=1))
         elif fmt == "csv":
             with path.open("w", newline="") as fh:
-                w = csv.DictWriter(fh, fieldnames=list(COLUMNS))
+                w = csv.DictWriter(fh, fieldnames=list(schema.names()))
                 w.writeheader()
                 w.writerows(rows)
         else:
@@ -255,6 +259,22 @@ class ResultStore:
 
     def close(self):
         self.conn.close()
+
+
+def _check_rows(rows, names) -> None:
+    """Refuse a row with a field the schema does not declare or without a required one.
+
+    A programming error (a column computed but not declared in :mod:`dpbench.results.schema`
+    would otherwise be dropped silently), hence ValueError, not UserInputError.
+    """
+    known = set(names)
+    required = [c.name for c in schema.COLUMNS if not c.nullable]
+    for r in rows:
+        extra = set(r) - known
+        lacking = [k for k in required if r.get(k) is None]
+        if extra or lacking:
+            raise ValueError(f"result row {r.get('key')!r}: fields {sorted(extra)} not declared in "
+                             f"dpbench.results.schema, required fields {lacking} missing")
 
 
 def _encode(v):

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from . import schema
 from .frame import identity_columns
 
 INTERVALS = ("wilson", "clopper-pearson", "bootstrap")
@@ -88,13 +89,15 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
     -------
     pandas.DataFrame
         The identity columns (every setting and configuration column, ``method_label``,
-        ``epsilon``), then ``trials`` (ok), ``failed``, ``uncertified``, ``draws_total``,
-        ``recovery`` (pooled rate) with ``recovery_lo``/``recovery_hi``, ``recovery_prob``
-        (mean analytic probability, NaN unless every ok trial has one), ``f1`` with
-        ``f1_lo``/``f1_hi``, ``prepare_s`` (median per-trial preparation of this method, shared
-        oracle work included where this method did it), ``trial_prepare_all_s`` (median over
-        trials of the preparation of all methods of the trial: the shared work counted once),
-        ``draw_ms`` (median milliseconds per draw), ``epsilon_spent`` (max), ``gap_condition``
+        ``epsilon``), then ``rows_all``, ``guarantee``, ``trials`` (ok), ``failed``,
+        ``uncertified``, ``draws_total``, then the field of every column declared with a
+        ``summary`` in :mod:`dpbench.results.schema` (:func:`aggregate`), today:
+        ``epsilon_spent`` (max), ``recovery`` (pooled rate) with ``recovery_lo``/``recovery_hi``,
+        ``recovery_prob`` (mean analytic probability, NaN unless every ok trial has one), ``f1``
+        with ``f1_lo``/``f1_hi``, ``topk`` (mean), ``prepare_s`` (median per-trial preparation of
+        this method, shared oracle work included where this method did it), ``draw_ms`` (median
+        milliseconds per draw), ``trial_prepare_all_s`` (median over trials of the preparation
+        of all methods of the trial: the shared work counted once); then ``gap_condition``
         (``"k/m"`` trials where mistakes' pure-DP gap condition held, else None). Sorted by
         the identity columns; ``attrs["identity"]`` lists them.
     """
@@ -110,36 +113,20 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
         # with per-row guarantees (the split below), uncertified rows are reported in the
         # no-guarantee row like the summary of dpbench.evaluation.metrics; without, never averaged
         ok = g[g["status"] != "failed"] if "guaranteed" in g else g[g["status"] == "ok"]
-        succ = int(ok["successes"].fillna(0).sum()) if len(ok) else 0
         total = int(ok["n_draws"].fillna(0).sum()) if len(ok) else 0
-        rate = succ / total if total else math.nan
-        if interval == "bootstrap":
-            lo, hi = bootstrap_interval(ok["recovery"].tolist(), level)
-            rate = float(ok["recovery"].mean()) if len(ok) else math.nan
-        else:
-            lo, hi = rate_interval(succ, total, interval, level)
-        probs = ok["recovery_prob"]
-        f1 = float(ok["f1"].mean()) if len(ok) else math.nan
-        f1_lo, f1_hi = bootstrap_interval(ok["f1"].tolist(), level)
-        eps_spent = ok["epsilon_spent"].dropna()
-        gap = ok["diag.gap_condition"].dropna() if "diag.gap_condition" in ok else []
         row = dict(zip(keys, gkey if isinstance(gkey, tuple) else (gkey,)))
         row.update({
             "rows_all": int(len(g)),
             "guarantee": _counts(g["guarantee"]) if "guarantee" in g else None,
             "trials": int(len(ok)), "failed": int((g["status"] == "failed").sum()),
             "uncertified": int((g["status"] == "uncertified").sum()), "draws_total": total,
-            "recovery": rate, "recovery_lo": lo, "recovery_hi": hi,
-            "recovery_prob": float(probs.mean()) if len(ok) and probs.notna().all() else math.nan,
-            "f1": f1, "f1_lo": f1_lo, "f1_hi": f1_hi,
-            "topk": float(ok["topk"].mean()) if len(ok) else math.nan,
-            "prepare_s": float(ok["trial_prepare_seconds"].median()) if len(ok) else math.nan,
-            "draw_ms": 1e3 * float(ok["draw_seconds_per_draw"].median()) if len(ok) else math.nan,
-            "trial_prepare_all_s": float(ok["trial_prepare_all_seconds"].median()) if len(ok) else math.nan,
-            "epsilon_spent": float(eps_spent.max()) if len(eps_spent) else math.nan,
-            # mistakes is pure DP only where R(S2) - R(S1) > 2Δ held: count those trials
-            "gap_condition": f"{int(sum(bool(v) for v in gap))}/{len(gap)}" if len(gap) else None,
         })
+        for col in schema.all_columns():  # every declared summary field, in schema order
+            if col.summary is not None:
+                row.update(aggregate(ok, col, interval, level))
+        gap = ok["diag.gap_condition"].dropna() if "diag.gap_condition" in ok else []
+        # mistakes is pure DP only where R(S2) - R(S1) > 2Δ held: count those trials
+        row["gap_condition"] = f"{int(sum(bool(v) for v in gap))}/{len(gap)}" if len(gap) else None
         out.append(row)
     res = pd.DataFrame(out)
     if "guaranteed" in keys and len(res):
@@ -158,6 +145,56 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
         res["total_trials"] = res["rows_all"] if len(res) else []
     res.attrs["identity"] = keys
     return res
+
+
+def aggregate(ok, col: "schema.Column", interval: str = "wilson", level: float = LEVEL) -> dict:
+    """The summary fields of one declared column over the ok rows of a group.
+
+    Parameters
+    ----------
+    ok : pandas.DataFrame
+        The rows of one summary group that are averaged (tidy frame).
+    col : dpbench.results.schema.Column
+        A column with ``summary`` set; ``how`` is one of :data:`dpbench.results.schema.AGGREGATES`.
+    interval, level
+        As in :func:`summary_frame` (used by ``"rate"``; ``"mean_ci"`` always bootstraps).
+
+    Returns
+    -------
+    dict
+        ``{name: value}``, plus ``name_lo``/``name_hi`` for ``"rate"`` and ``"mean_ci"``. A
+        column absent from the frame (a database written before it was declared) gives NaN
+        (None for ``"count"``).
+    """
+    how, name, scale = col.summary_spec
+    if col.name not in ok:
+        nan = None if how == "count" else math.nan
+        return {name: nan, **({f"{name}_lo": math.nan, f"{name}_hi": math.nan} if how in ("rate", "mean_ci") else {})}
+    v = ok[col.name]
+    if how == "rate":  # pooled over all draws of the ok trials (see the module docstring)
+        succ = int((v * ok["n_draws"].astype("float64")).round().fillna(0).sum()) if len(ok) else 0
+        total = int(ok["n_draws"].fillna(0).sum()) if len(ok) else 0
+        if interval == "bootstrap":
+            lo, hi = bootstrap_interval(v.tolist(), level)
+            rate = float(v.mean()) if len(ok) else math.nan
+        else:
+            rate = succ / total if total else math.nan
+            lo, hi = rate_interval(succ, total, interval, level)
+        return {name: rate, f"{name}_lo": lo, f"{name}_hi": hi}
+    if how == "mean_ci":
+        lo, hi = bootstrap_interval(v.tolist(), level)
+        return {name: float(v.mean()) if len(ok) else math.nan, f"{name}_lo": lo, f"{name}_hi": hi}
+    if how == "count":  # "k/m": rows where the value held, of the rows that report it
+        vals = v.dropna()
+        return {name: f"{int(sum(bool(x) for x in vals))}/{len(vals)}" if len(vals) else None}
+    if how == "mean_all":
+        value = float(v.mean()) if len(ok) and v.notna().all() else math.nan
+    elif how == "max":
+        vals = v.dropna()
+        value = float(vals.max()) if len(vals) else math.nan
+    else:  # mean, median
+        value = float(getattr(v, how)()) if len(ok) else math.nan
+    return {name: scale * value}
 
 
 def _counts(values) -> str:
