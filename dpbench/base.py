@@ -1,9 +1,11 @@
 """The interfaces a plugin implements, in one import: selectors, data generators, data sets, solvers.
 
-Layer 1 (core types). The contracts live in three modules, each read on its own:
+Layer 1 (core types). The contracts live in four modules, each read on its own:
 
 * :mod:`dpbench.selector_contract` -- :class:`Selector`, :class:`Draws`, the row guarantee
-  (:func:`has_guarantee`), :class:`Memo`, :data:`EXPONENTIAL_MECHANISM`;
+  (:func:`has_guarantee`), :data:`EXPONENTIAL_MECHANISM`, :class:`BatchLogProb`;
+* :mod:`dpbench.preparation` -- typed preparations: :class:`Memo`, the per-ε
+  :class:`EpsilonCache`, storing a dataclass preparation (:func:`prepared_state`);
 * :mod:`dpbench.oracle_contract` -- :class:`Solver`, :class:`OracleSession`,
   :class:`OracleResult`, :class:`ThresholdResult`;
 * :mod:`dpbench.data_contract` -- :class:`Generator`, :class:`Dataset`, :class:`DatasetArrays`;
@@ -17,12 +19,14 @@ This module re-exports them all, so a plugin writes ``from dpbench.base import S
 from .data_contract import Dataset, DatasetArrays, Generator
 from .oracle_contract import ORACLE_STATUSES, OracleResult, OracleSession, Solver, ThresholdResult
 from .params import Configurable, Param, int_or_inf
+from .preparation import EpsilonCache, Memo, prepared_from_state, prepared_state
 from .problem import Problem
-from .selector_contract import (DP_TYPES, EXPONENTIAL_MECHANISM, NO_GUARANTEE, PREPROCESSING, REPLACE_ONE, Draws,
-                                Memo, Selector, dict_state, has_guarantee)
+from .selector_contract import (DP_TYPES, EXPONENTIAL_MECHANISM, NO_GUARANTEE, PREPROCESSING, REPLACE_ONE,
+                                BatchLogProb, Draws, Selector, has_guarantee)
 
 __all__ = [
     "DP_TYPES", "EXPONENTIAL_MECHANISM", "NO_GUARANTEE", "ORACLE_STATUSES", "PREPROCESSING", "REPLACE_ONE",
-    "Configurable", "Dataset", "DatasetArrays", "Draws", "Generator", "Memo", "OracleResult", "OracleSession",
-    "Param", "Problem", "Selector", "Solver", "ThresholdResult", "dict_state", "has_guarantee", "int_or_inf",
+    "BatchLogProb", "Configurable", "Dataset", "DatasetArrays", "Draws", "EpsilonCache", "Generator", "Memo",
+    "OracleResult", "OracleSession", "Param", "Problem", "Selector", "Solver", "ThresholdResult",
+    "has_guarantee", "int_or_inf", "prepared_from_state", "prepared_state",
 ]

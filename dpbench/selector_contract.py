@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from .params import Configurable
+from .preparation import EpsilonCache, Memo, prepared_from_state, prepared_state  # noqa: F401 - part of the plugin API
+from .problem import as_support
 
 if TYPE_CHECKING:  # annotations only: the trial is a higher layer
     from .trial import Trial
@@ -107,17 +109,6 @@ def has_guarantee(guarantee: str | None) -> bool:
     return bool(guarantee) and not str(guarantee).startswith(NO_GUARANTEE)
 
 
-class Memo(dict):
-    """The one mutable part a selector's ``prepared`` may hold: a memo of pure functions.
-
-    A ``Memo`` (a plain dict, e.g. a per-epsilon normaliser) inside ``prepared`` may gain
-    entries during ``draw`` / ``log_prob``, provided each entry is a deterministic function
-    of its key and of the rest of ``prepared``: outputs must equal those after a fresh
-    ``prepare``. :func:`dpbench.testing.check_selector` leaves ``Memo`` contents out of its
-    "``prepared`` not mutated" comparison and checks that condition instead.
-    """
-
-
 #: Value of :attr:`Selector.output_law` for a selector that samples exactly the exponential
 #: mechanism on the shared score over all C(p, s) supports, P(S) ∝ exp(-ε R(S, D) / (2 Δ))
 #: (McSherry & Talwar 2007; design.md 4.1). :func:`dpbench.testing.check_selector` then
@@ -156,6 +147,9 @@ class Selector(Configurable, abc.ABC):
     output_law : str or None
         :data:`EXPONENTIAL_MECHANISM` when the output law is exactly the exponential
         mechanism on the shared score over all supports (``exhaustive``); None otherwise.
+    prepared_type : type or None
+        The frozen dataclass :meth:`prepare` returns (see **Preparation** below); declaring
+        it makes the preparation storable for resumed runs with no further code.
 
     Notes
     -----
@@ -166,13 +160,16 @@ class Selector(Configurable, abc.ABC):
     :class:`numpy.random.Generator`; no ``np.random.*`` globals, clock or process id): the
     same trial, parameters and seed give the same output whatever the machine load.
 
-    **Mutability.** ``prepared`` (the return value of :meth:`prepare`) is read-only
-    after ``prepare``: the runner passes the same object to :meth:`draw` for every
-    epsilon and to :meth:`log_prob`. Mutating it would make a row depend on which
-    epsilons ran before it (so on resume history, job order and backend), which
-    :func:`dpbench.testing.check_selector` detects; the only exception is a
-    :class:`Memo` inside it. The trial and its data are read-only too; the trial's
-    shared work goes through ``trial.shared`` / ``trial.oracle``.
+    **Preparation.** :meth:`prepare` returns a frozen dataclass (declared as
+    :attr:`prepared_type`; every built-in does) or any other object. It is immutable after
+    ``prepare``: the runner passes the same object to :meth:`draw` for every epsilon and to
+    :meth:`log_prob`, or one rebuilt from the results store by :meth:`load_prepared`.
+    Mutating it (a field, an array's entries, a dict inside it) would make a row depend on
+    which epsilons ran before it (so on resume history, job order and backend), which
+    :func:`dpbench.testing.check_selector` detects. The only part that may change is a
+    :class:`Memo` field (:class:`EpsilonCache` for per-ε normalisers): it may gain entries,
+    each a pure function of its key and the rest of the preparation. The trial and its data
+    are read-only too; the trial's shared work goes through ``trial.shared`` / ``trial.oracle``.
 
     **Errors.** A :class:`dpbench.errors.UserInputError` raised during validation, before
     any trial (``__init__``: parameter values; :meth:`check_setting`: sizes), stops the run
@@ -234,9 +231,11 @@ class Selector(Configurable, abc.ABC):
 
         Returns
         -------
-        object
-            Anything :meth:`draw` and :meth:`log_prob` need; read-only from now on
-            (except a :class:`Memo`). The default returns None.
+        prepared_type or object
+            Everything :meth:`draw` and :meth:`log_prob` need: preferably an instance of the
+            frozen dataclass :attr:`prepared_type` (then stored and reloaded without further
+            code); immutable from now on except its :class:`Memo` fields. The default
+            returns None.
 
         Raises
         ------
@@ -297,7 +296,12 @@ class Selector(Configurable, abc.ABC):
         """
         return None
 
-    #: Bump when the structure of the saved preparation changes: stored artefacts of another
+    #: The frozen dataclass :meth:`prepare` returns, or None. When set, the default
+    #: :meth:`save_prepared` / :meth:`load_prepared` store it field by field
+    #: (:func:`dpbench.preparation.prepared_state`): arrays as ``.npy`` data, other fields as
+    #: JSON, nested dataclasses flattened, ``init=False`` and :class:`Memo` fields rebuilt.
+    prepared_type: ClassVar[type | None] = None
+    #: Bump when the fields of the saved preparation change: stored artefacts of another
     #: version are ignored (recomputed), never misread.
     prepared_version: ClassVar[int] = 1
 
@@ -319,15 +323,35 @@ class Selector(Configurable, abc.ABC):
         dict or None
             ``{name: value}`` where each value is a numpy array (numeric or bool dtype) or a
             JSON-serialisable value (None, bool, int, float including inf/nan, str, lists and
-            dicts of those). None (the default) means "not storable": the preparation is
-            recomputed on resume. :meth:`load_prepared` must rebuild an object with which
-            :meth:`draw` and :meth:`log_prob` give bit-identical results.
+            dicts of those). None means "not storable": the preparation is recomputed on
+            resume. :meth:`load_prepared` must rebuild an object with which :meth:`draw` and
+            :meth:`log_prob` give bit-identical results (:func:`dpbench.testing.check_selector`
+            checks it). The default stores a :attr:`prepared_type` instance field by field
+            and returns None when :attr:`prepared_type` is None.
+
+        Raises
+        ------
+        TypeError
+            A field that is not storable without pickle.
         """
-        return None
+        if self.prepared_type is None or prepared is None:
+            return None
+        if not isinstance(prepared, self.prepared_type):
+            raise TypeError(f"{self.name}: prepare returned a {type(prepared).__name__}, "
+                            f"not its prepared_type {self.prepared_type.__name__}")
+        return prepared_state(prepared)
 
     def load_prepared(self, state: dict) -> Any:
-        """Rebuild the ``prepared`` object from :meth:`save_prepared`'s dict (arrays as ndarray)."""
-        raise NotImplementedError(f"{self.name} does not implement load_prepared")
+        """Rebuild the ``prepared`` object from :meth:`save_prepared`'s dict (arrays as ndarray).
+
+        Raises
+        ------
+        ValueError
+            The dict does not have the fields of :attr:`prepared_type`.
+        """
+        if self.prepared_type is None:
+            raise NotImplementedError(f"{self.name} does not implement load_prepared")
+        return prepared_from_state(self.prepared_type, state)
 
     @classmethod
     def describe(cls) -> dict:
@@ -337,25 +361,25 @@ class Selector(Configurable, abc.ABC):
         return d
 
 
-def dict_state(prepared: dict, skip=()) -> dict:
-    """:meth:`Selector.save_prepared` for a preparation that is a flat dict of arrays and plain values.
+class BatchLogProb:
+    """Mixin for a selector whose law is given for a batch of supports by ``log_probs``.
 
-    Arrays are kept; numpy scalars become Python numbers; keys in ``skip`` (e.g. per-ε caches
-    filled by :meth:`Selector.draw`) are left out. Raises TypeError for any other value, so a
-    preparation that grows an unstorable field fails loudly instead of being saved wrongly.
+    Put it before :class:`Selector` in the bases (``class TopR(BatchLogProb, Selector)``)
+    and implement ``log_probs(trial, prepared, epsilon, supports)`` for sorted supports of
+    shape (B, s), returning log-probabilities of shape (B,); :meth:`log_prob` then follows
+    the contract of :meth:`Selector.log_prob` for one support in any order. Override
+    :meth:`has_law` when the law is unknown for some trials.
     """
-    out = {}
-    for k, v in prepared.items():
-        if k in skip:
-            continue
-        if isinstance(v, np.ndarray):
-            if v.dtype == object:
-                raise TypeError(f"prepared[{k!r}] is an object array; not storable without pickle")
-            out[k] = v
-        elif isinstance(v, np.generic):
-            out[k] = v.item()
-        elif v is None or isinstance(v, (bool, int, float, str, list, dict)):
-            out[k] = v
-        else:
-            raise TypeError(f"prepared[{k!r}] of type {type(v).__name__} is not an array or JSON value")
-    return out
+
+    def has_law(self, prepared) -> bool:
+        """False when the output law is not known for this preparation (``log_prob`` returns None)."""
+        return True
+
+    def log_prob(self, trial, prepared, epsilon, support):
+        """:meth:`Selector.log_prob` from ``log_probs``: -inf for a wrong size, None without a law."""
+        if not self.has_law(prepared):
+            return None
+        S = as_support(support, trial.p)
+        if S.size != trial.s:
+            return -math.inf
+        return float(self.log_probs(trial, prepared, epsilon, S[None, :])[0])

@@ -36,6 +36,7 @@ from .base import EXPONENTIAL_MECHANISM, Draws, Memo
 from .plugin_manager import check_plugin_class
 from .privacy.sensitivity import sensitivity
 from .problem import Problem
+from .results.store import decode_artefact, encode_artefact
 from .score import RidgeScore
 from .trial import Trial
 
@@ -293,6 +294,9 @@ def check_selector(cls: type, problems=PROBLEMS, **params) -> None:
       ``prepare`` (same seed, fresh trial) gives the same draws as one reused across ε;
     * ``prepared`` not mutated by ``draw`` or ``log_prob`` (a digest of every array and
       value in it, :class:`~dpbench.base.Memo` contents excepted, before and after);
+    * a preparation stored as the results store does (``save_prepared``, the artefact
+      encoding, ``load_prepared``, no pickle) gives the same draws and ``log_prob`` as the
+      fresh one;
     * where ``log_prob`` returns numbers: finite or -inf, independent of index order,
       summing to 1 over all C(p, s) supports (tolerance :data:`LOG_TOL`), never -inf for a
       drawn support, equal to :func:`exponential_mechanism_log_probs` when the class
@@ -354,7 +358,36 @@ def _check_selector_on(cls, params, n, p, s, seed):
         _fail(label, f"draws at epsilon={eps} depend on what ran before: after a fresh prepare, then after draws "
                      f"at {list(EPSILONS[:-1])} with the same prepared: {diff} (prepare must be deterministic "
                      "given its rng, and a Memo entry a pure function of its key)")
+    _check_stored(label, cls, params, prepared, first, n, p, s, seed, clip)
     _check_log_prob(label, sel, trial, prepared, before)
+
+
+def _check_stored(label, cls, params, prepared, first, n, p, s, seed, clip):
+    """A preparation stored and loaded as the results store does gives the same draws and log_prob."""
+    sel = cls(**params)
+    try:
+        state = sel.save_prepared(prepared)
+        if state is None:
+            return
+        text, blob, _ = encode_artefact(state)
+    except (TypeError, ValueError) as exc:
+        _fail(label, f"save_prepared gave a state the results store cannot hold without pickle ({exc})")
+    try:
+        loaded = sel.load_prepared(decode_artefact(text, blob))
+    except Exception as exc:  # noqa: BLE001 - any failure is the message
+        _fail(label, f"load_prepared failed on the state save_prepared gave ({type(exc).__name__}: {exc})")
+    trial = tiny_trial(n, p, s, seed, clip=clip)  # as on resume: a fresh trial, no shared work
+    for k, eps in enumerate(EPSILONS):
+        d = sel.draw(trial, loaded, eps, len(first[eps].supports), _rng(seed, 1, k))
+        diff = _draws_difference(first[eps], d)
+        if diff:
+            _fail(label, f"draws at epsilon={eps} from the stored and reloaded preparation differ from those of "
+                         f"the fresh one ({diff}); load_prepared must rebuild what prepare returned, bit for bit")
+        support = first[eps].supports[0]
+        a, b = sel.log_prob(trial, prepared, eps, support), sel.log_prob(trial, loaded, eps, support)
+        if not (a == b or (a is not None and b is not None and math.isnan(a) and math.isnan(b))):
+            _fail(label, f"log_prob({support.tolist()}) at epsilon={eps} is {a!r} from the fresh preparation "
+                         f"but {b!r} from the stored and reloaded one")
 
 
 def _check_log_prob(label, sel, trial, prepared, before):

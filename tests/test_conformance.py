@@ -182,6 +182,21 @@ class BadMemo(Good):
     log_prob = Selector.log_prob
 
 
+class BadStore(Good):
+    """Stores its preparation but reloads it in another order."""
+
+    def save_prepared(self, prepared):
+        return {"S": prepared["S"]}
+
+    def load_prepared(self, state):
+        return {"S": state["S"][::-1].copy()}
+
+
+class Unstorable(Good):
+    def save_prepared(self, prepared):
+        return {"S": np.array([object()] * 2)}
+
+
 @pytest.mark.parametrize("cls, message", [
     (WrongShape, r"has shape \(7, \d\), expected \(n_draws, s\) = \(7, \d\)"),
     (Unsorted, r"not sorted ascending"),
@@ -194,6 +209,9 @@ class BadMemo(Good):
     (GlobalRandom, r"two draws with the same rng seed differ"),
     (History, r"two draws with the same rng seed differ at epsilon=0.5 \(supports \[\["),
     (BadMemo, r"draws at epsilon=40.0 depend on what ran before"),
+    (BadStore, r"draws at epsilon=0.5 from the stored and reloaded preparation differ from those of the fresh one"),
+    (Unstorable, r"save_prepared gave a state the results store cannot hold without pickle \(artefact field 'S' "
+                 r"is an object array\)"),
 ], ids=lambda v: v.__name__ if isinstance(v, type) else "")
 def test_broken_selector_fails_with_the_reason(cls, message):
     cls.name = cls.__name__.lower()

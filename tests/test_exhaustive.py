@@ -48,7 +48,7 @@ def test_log_prob_equals_brute_force_enumeration(make):
     trial = make_trial()
     sel = make()
     prepared = sel.prepare(trial, np.random.default_rng(0))
-    assert (prepared["scores"] is None) == (make is streaming)
+    assert (prepared.scores is None) == (make is streaming)
     for eps in (0.5, EPS, 1e4):  # 1e4: most supports have probability far below 1e-300
         supports, ref = brute_force_log_probs(trial, eps)
         got = np.array([sel.log_prob(trial, prepared, eps, S) for S in supports])

@@ -75,7 +75,7 @@ def test_plain_mistakes_fails_the_audit_on_the_flip_pair():
     a, b = flip_pair()
     pa, prep_a = _dist(Mistakes(), trial_of(a), 1.0)
     pb, prep_b = _dist(Mistakes(), trial_of(b), 1.0)
-    assert list(prep_a["center"]) == [0, 2] and list(prep_b["center"]) == [0, 3]
+    assert list(prep_a.center) == [0, 2] and list(prep_b.center) == [0, 3]
     loss = np.max(np.abs(np.log(pa) - np.log(pb)))
     assert loss > 1.45  # privacy loss / epsilon, well above 1
     assert hockey_stick(pa, pb, 1.0) > 0.1  # not even (1, 0.1)-DP
@@ -89,7 +89,7 @@ def test_exact_audit_on_the_flip_pair(fraction, delta):
         sel = MistakesPTR(ptr_fraction=fraction)
         pa, prep = _dist(sel, trial_of(a, delta=delta), eps)
         pb, _ = _dist(sel, trial_of(b, delta=delta), eps)
-        assert prep["d"] == 0 and prep["certified"]
+        assert prep.d == 0 and prep.certified
         assert pa.sum() == pytest.approx(1.0, abs=1e-12) and pb.sum() == pytest.approx(1.0, abs=1e-12)
         assert hockey_stick(pa, pb, eps) <= delta + 1e-12
 
@@ -120,7 +120,7 @@ def test_exact_audit_on_random_and_adversarial_pairs():
                 sel = MistakesPTR(ptr_fraction=frac)
                 pa, prep_a = _dist(sel, _trial(a, 0.5, delta), eps)
                 pb, prep_b = _dist(sel, _trial(b, 0.5, delta), eps)
-                d_seen |= {prep_a["d"], prep_b["d"]}
+                d_seen |= {prep_a.d, prep_b.d}
                 hs = hockey_stick(pa, pb, eps)
                 assert hs <= delta + 1e-12
     # unstable optima (test almost never passes) and clearly stable ones (at eps = 16, delta = 0.01 the

@@ -386,7 +386,7 @@ def test_dpsis_uses_clipped_data_and_is_reproducible():
     sel = DPSIS()
     prep = sel.prepare(trial, np.random.default_rng(0))
     X, y = np.clip(problem.X, -0.5, 0.5), np.clip(problem.y, -1.0, 1.0)
-    assert np.allclose(np.sort(prep["x_sorted"]), np.sort(np.abs(X.T @ y) / 1.0))
+    assert np.allclose(np.sort(prep.x_sorted), np.sort(np.abs(X.T @ y) / 1.0))
     a = sel.draw(trial, prep, 2.0, 10, np.random.default_rng(24)).supports
     b = sel.draw(trial, prep, 2.0, 10, np.random.default_rng(24)).supports
     assert np.array_equal(a, b) and a.shape == (10, 5)
@@ -485,7 +485,7 @@ def test_sampagg_with_huge_epsilon_returns_the_majority_vote(estimator):
     trial = Trial(problem.clipped(2.0, 4.0), b_x=2.0, b_y=4.0, r=1.0, lam=0.0)
     sel = SampAgg(estimator=estimator, alpha=0.1)
     prep = sel.prepare(trial, np.random.default_rng(29))
-    avg = prep["average"]
+    avg = prep.average
     out = sel.draw(trial, prep, 1e12, 20, np.random.default_rng(30)).supports
     for row in out:
         rest = np.delete(avg, row)
@@ -500,10 +500,10 @@ def test_sampagg_with_huge_epsilon_returns_the_majority_vote(estimator):
 def test_sampagg_prepare_is_reproducible_and_shuffle_can_be_disabled():
     problem = SisW1W2(n=64, p=20, s=3).generate(np.random.default_rng(31))
     trial = Trial(problem.clipped(2.0, 4.0), b_x=2.0, b_y=4.0, r=1.0, lam=0.0)
-    a = SampAgg().prepare(trial, np.random.default_rng(1))["average"]
-    b = SampAgg().prepare(trial, np.random.default_rng(1))["average"]
+    a = SampAgg().prepare(trial, np.random.default_rng(1)).average
+    b = SampAgg().prepare(trial, np.random.default_rng(1)).average
     assert np.array_equal(a, b)
-    no_shuffle = SampAgg(shuffle=False).prepare(trial, np.random.default_rng(2))["average"]
+    no_shuffle = SampAgg(shuffle=False).prepare(trial, np.random.default_rng(2)).average
     votes, _ = block_votes(trial.problem.X, trial.problem.y, make_blocks(64), 3, "lasso_path", 0.1)
     assert np.array_equal(no_shuffle, aggregate_votes(votes))
     with pytest.raises(UserInputError):

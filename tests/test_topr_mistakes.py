@@ -136,7 +136,7 @@ def test_topr_is_em_on_truncated_score(seed, n, p, s, lam, R, epsilon):
     trial = make_trial(toeplitz_problem(n, p, s, seed), lam=lam)
     sel = TopR(R=R)
     prep = sel.prepare(trial, None)
-    Rv = prep["R"]
+    Rv = prep.R
     S, expected = truncated_em(trial, Rv, epsilon)
     got = sel.log_probs(trial, prep, epsilon, S)
     np.testing.assert_allclose(got, expected, atol=1e-10)
@@ -212,7 +212,7 @@ def test_mistakes_closed_form(seed, n, p, s, lam, epsilon, level_limit, monkeypa
     sel = Mistakes()
     prep = sel.prepare(trial, None)
     S, expected, Rt = grouped_expected(trial, epsilon)
-    np.testing.assert_allclose(prep["minima"], Rt, rtol=1e-12)
+    np.testing.assert_allclose(prep.minima, Rt, rtol=1e-12)
     got = sel.log_probs(trial, prep, epsilon, S)
     np.testing.assert_allclose(got, expected, atol=1e-10)
     assert abs(logsumexp(got)) < 1e-12
@@ -311,9 +311,9 @@ def test_small_levels_need_no_oracle_call():
     calls = _instrument(trial)
     prep = Mistakes().prepare(trial, None)
     TopR().prepare(trial, None)
-    assert len(calls) == 1 and prep["oracle_calls"] == 1
+    assert len(calls) == 1 and prep.oracle_calls == 1
     _, _, Rt = grouped_expected(trial, 1.0)
-    np.testing.assert_allclose(prep["minima"], Rt, rtol=1e-12)
+    np.testing.assert_allclose(prep.minima, Rt, rtol=1e-12)
 
 
 class TimeLimitedSession(CountingSession):
@@ -446,7 +446,7 @@ def test_privacy_audit_topr_finite_T():
         for a, b in neighbour_pairs(prob, rng, BX, BY, lam=0.0, k=2):
             ratio, prep, _ = _max_ratio(sel, a, b, eps, lam=0.0)
             trial = make_trial(a)
-            bound = epsilon_prime(eps, 5, prep["total"], 2, trial.n, trial.b_y, trial.sensitivity)
+            bound = epsilon_prime(eps, 5, prep.total, 2, trial.n, trial.b_y, trial.sensitivity)
             assert ratio * eps <= bound + 1e-9
 
 
@@ -459,7 +459,7 @@ def test_privacy_audit_mistakes_under_gap_condition():
         for a, b in neighbour_pairs(prob, rng, 1.0, 1.0, lam=0.5, k=2):
             for eps in (0.5, 4.0):
                 ratio, pa, pb = _max_ratio(Mistakes(), a, b, eps, lam=0.5, bounds=(1.0, 1.0))
-                if not (pa["gap_condition"] and pb["gap_condition"]):
+                if not (pa.gap_condition and pb.gap_condition):
                     continue
                 checked += 1
                 worst = max(worst, ratio)

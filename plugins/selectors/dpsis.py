@@ -9,6 +9,8 @@ mechanism (:func:`dpbench.lipschitz.canonical_lipschitz_topk`). Pure epsilon-DP.
 each draw costs O(p s) for the utility classes.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from dpbench import Draws, Param, Selector, hookimpl
@@ -32,6 +34,25 @@ def correlation_scores(X, y) -> np.ndarray:
     return np.abs(np.asarray(X, dtype=np.float64).T @ np.asarray(y, dtype=np.float64))
 
 
+@dataclass(frozen=True, eq=False)
+class DPSISPrepared:
+    """The preparation of ``dpsis`` for one trial.
+
+    Attributes
+    ----------
+    order : ndarray of shape (p,), int64
+        Features by decreasing score f_j / Delta_f (stable order).
+    x_sorted : ndarray of shape (p,), float64
+        The scores f_j / Delta_f in that order.
+    delta_f : float
+        The component-wise sensitivity Delta_f = 2 b_x b_y.
+    """
+
+    order: np.ndarray
+    x_sorted: np.ndarray
+    delta_f: float
+
+
 class DPSIS(Selector):
     """DP-SIS: private top-s of |x_j^T y| by the canonical Lipschitz mechanism (pure epsilon-DP)."""
 
@@ -42,6 +63,7 @@ class DPSIS(Selector):
     losses = ("least-squares",)
     reference = ("Swope, Khanna, Doldo, Roy & Raff 2024 (algorithm 1, appendix A); "
                  "Shekelyan & Loukides 2022; design.md 4.6")
+    prepared_type = DPSISPrepared
     params = {
         "gamma": Param(0.5, "loss parameter in [0, 1]: epsilon_2 = gamma*epsilon weighs the worst "
                             "included score, epsilon_1 = (1-gamma)*epsilon the best excluded one", float,
@@ -53,16 +75,16 @@ class DPSIS(Selector):
         x = correlation_scores(trial.problem.X, trial.problem.y) / delta_f
         order = np.argsort(-x, kind="stable")
         utility_classes(trial.p, trial.s)  # build (and cache) the class table outside the draw timing
-        return {"order": order, "x_sorted": x[order], "delta_f": delta_f}
+        return DPSISPrepared(order, x[order], delta_f)
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         eps = check_epsilon(epsilon)
         s = trial.s
-        cls = select_class(rng, prepared["x_sorted"], s, eps, self.config["gamma"], n_draws)
+        cls = select_class(rng, prepared.x_sorted, s, eps, self.config["gamma"], n_draws)
         h, t, _ = utility_classes(trial.p, s)
-        supports = sample_members(rng, prepared["order"], s, h[cls], t[cls])
+        supports = sample_members(rng, prepared.order, s, h[cls], t[cls])
         return Draws(supports, diagnostics={
-            "sensitivity": prepared["delta_f"],
+            "sensitivity": prepared.delta_f,
             "top_class_rate": float(np.mean(cls == 0)),  # share of draws returning the exact top-s
         })
 

@@ -11,16 +11,38 @@ and epsilons. It is the ground truth the other exponential-mechanism selectors a
 against.
 """
 
+from dataclasses import dataclass, field
+
 import numpy as np
 from scipy.special import logsumexp
 
 from dpbench import Draws, Param, Selector, UserInputError, hookimpl
-from dpbench.base import EXPONENTIAL_MECHANISM, Memo
+from dpbench.base import EXPONENTIAL_MECHANISM, BatchLogProb, EpsilonCache
 from dpbench.supports import iter_supports, n_supports, unrank_support
 from dpbench.privacy.exponential import em_log_weights, sample_log_weights
 
 
-class Exhaustive(Selector):
+@dataclass(frozen=True, eq=False)
+class ExhaustivePrepared:
+    """The preparation of ``exhaustive`` for one trial.
+
+    Attributes
+    ----------
+    total : int
+        C(p, s), the number of supports.
+    scores : ndarray of shape (total,), float64, or None
+        R(S, D) of every support in colexicographic rank order (:func:`dpbench.supports.unrank_support`)
+        when C(p, s) is at most the ``cache`` parameter; None otherwise (scores are streamed).
+    log_z : EpsilonCache
+        log Z(ε) = log sum_S exp(-ε R(S, D) / (2 Δ)) per ε (design.md 4.1).
+    """
+
+    total: int
+    scores: np.ndarray | None
+    log_z: EpsilonCache = field(default_factory=EpsilonCache, repr=False)
+
+
+class Exhaustive(BatchLogProb, Selector):
     """Exact exponential mechanism by enumeration (pure epsilon-DP, replace-one)."""
 
     name = "exhaustive"
@@ -28,6 +50,7 @@ class Exhaustive(Selector):
     dp_type = "pure"
     reference = "McSherry & Talwar 2007; design.md 4.1"
     output_law = EXPONENTIAL_MECHANISM
+    prepared_type = ExhaustivePrepared
     params = {
         "limit": Param(20_000_000, "refuse problems with more than this many supports C(p,s)", int),
         "chunk": Param(200_000, "supports scored per chunk (memory ~ chunk * s^2 * 24 bytes)", int),
@@ -48,16 +71,13 @@ class Exhaustive(Selector):
         scores = None
         if total <= self.config["cache"]:
             scores = np.concatenate([trial.score(chunk) for chunk in self._chunks(p, s)])
-        return {"total": total, "scores": scores, "logz": Memo()}  # log Z per epsilon
+        return ExhaustivePrepared(total, scores)
 
     def save_prepared(self, prepared):
         """The scores of all C(p, s) supports (see Selector.save_prepared); None when not cached."""
-        if prepared["scores"] is None:
+        if prepared.scores is None:
             return None  # nothing expensive was done: recomputing is as cheap as loading
-        return {"total": int(prepared["total"]), "scores": np.asarray(prepared["scores"], dtype=np.float64)}
-
-    def load_prepared(self, state):
-        return {"total": state["total"], "scores": state["scores"], "logz": Memo()}
+        return super().save_prepared(prepared)
 
     def _chunks(self, p, s):
         return iter_supports(p, s, chunk_size=self.config["chunk"])
@@ -66,14 +86,12 @@ class Exhaustive(Selector):
         return em_log_weights(scores, epsilon, trial.sensitivity)
 
     def log_normaliser(self, trial, prepared, epsilon):
-        """log of sum_S exp(-epsilon R(S) / (2 Delta)) over all supports (streamed, cached per epsilon)."""
-        if epsilon not in prepared["logz"]:
-            if prepared["scores"] is not None:
-                prepared["logz"][epsilon] = float(logsumexp(self._log_weights(trial, prepared["scores"], epsilon)))
-            else:
-                masses = self._chunk_masses(trial, epsilon)[0]
-                prepared["logz"][epsilon] = float(logsumexp(masses))
-        return prepared["logz"][epsilon]
+        """log Z = log of sum_S exp(-epsilon R(S) / (2 Delta)) over all supports (streamed, cached per epsilon)."""
+        def log_z():
+            if prepared.scores is not None:
+                return float(logsumexp(self._log_weights(trial, prepared.scores, epsilon)))
+            return float(logsumexp(self._chunk_masses(trial, epsilon)[0]))
+        return prepared.log_z(epsilon, trial.sensitivity, log_z)
 
     def _chunk_masses(self, trial, epsilon):
         masses, sizes = [], []
@@ -84,14 +102,14 @@ class Exhaustive(Selector):
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         p, s = trial.p, trial.s
-        if prepared["scores"] is not None:
-            lw = self._log_weights(trial, prepared["scores"], epsilon)
+        if prepared.scores is not None:
+            lw = self._log_weights(trial, prepared.scores, epsilon)
             ranks = sample_log_weights(rng, lw, n_draws)
             supports = np.array([unrank_support(int(k), p, s) for k in ranks]).reshape(n_draws, s)
             return Draws(supports)
         # Two passes over the stream: chunk log-masses, then a draw inside each picked chunk.
         masses, _ = self._chunk_masses(trial, epsilon)
-        prepared["logz"][epsilon] = float(logsumexp(masses))
+        prepared.log_z(epsilon, trial.sensitivity, lambda: float(logsumexp(masses)))
         picked = sample_log_weights(rng, masses, n_draws)
         order = np.argsort(picked, kind="stable")
         supports = np.empty((n_draws, s), dtype=np.int64)
@@ -108,10 +126,9 @@ class Exhaustive(Selector):
                 nxt = next(want, None)
         return Draws(supports)
 
-    def log_prob(self, trial, prepared, epsilon, support):
-        support = np.sort(np.asarray(support, dtype=np.int64))
-        lw = self._log_weights(trial, trial.score(support[None, :]), epsilon)[0]
-        return float(lw - self.log_normaliser(trial, prepared, epsilon))
+    def log_probs(self, trial, prepared, epsilon, supports) -> np.ndarray:
+        """log P(S) = -epsilon R(S, D) / (2 Delta) - log Z for sorted supports (B, s) (design.md 4.1)."""
+        return self._log_weights(trial, trial.score(supports), epsilon) - self.log_normaliser(trial, prepared, epsilon)
 
 
 @hookimpl

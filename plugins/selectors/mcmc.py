@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -446,6 +447,20 @@ def _trace_summary(trace: np.ndarray) -> dict:
     }
 
 
+@dataclass(frozen=True, eq=False)
+class MCMCPrepared:
+    """The preparation of ``mcmc`` for one trial.
+
+    Attributes
+    ----------
+    start : ndarray of shape (s,), int64, or None
+        The data-driven starting support of every chain (``init`` correlation or lasso); None
+        for uniform random starts.
+    """
+
+    start: np.ndarray | None
+
+
 class MCMC(Selector):
     """Metropolis–Hastings double-swap sampler of the exponential mechanism (approximate DP)."""
 
@@ -454,6 +469,7 @@ class MCMC(Selector):
                "approximate (eps, delta)-DP only after mixing (Roy & Tewari 2023, Cor. 1)")
     dp_type = "approximate"
     reference = "Roy & Tewari 2023, section 4 and Corollary 1; design.md 4.4"
+    prepared_type = MCMCPrepared
     params = {
         "iterations": Param(1000, "Metropolis-Hastings steps per chain (authors' NeurIPS experiments: 1000); "
                                   "the output is the final state", int, interval=(0, None, "left")),
@@ -483,7 +499,7 @@ class MCMC(Selector):
             start = correlation_start(trial)
         elif init == "lasso":
             start = lasso_start(trial)
-        return {"start": start}
+        return MCMCPrepared(start)
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         eps = check_epsilon(epsilon)
@@ -502,10 +518,10 @@ class MCMC(Selector):
         for a in range(0, n_draws, group):
             ks = range(a, min(n_draws, a + group))
             gens = chain_generators(base, ks)
-            if prepared["start"] is None:
+            if prepared.start is None:
                 init = np.concatenate([uniform_supports(g, p, s, 1) for g in gens])
             else:
-                init = np.repeat(prepared["start"][None, :], len(ks), axis=0)
+                init = np.repeat(prepared.start[None, :], len(ks), axis=0)
             final, acc, tr = run_chains(trial, eps, init, iterations, gens,
                                         trace_chain=0 if a == 0 else None, l1_bound=self.l1_bound)
             supports[a:a + len(ks)] = final

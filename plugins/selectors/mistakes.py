@@ -25,18 +25,62 @@ unconditional (epsilon, delta) variant.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpbench import Draws, Param, Selector, as_support, hookimpl
-from dpbench.base import Memo
+from dpbench import Draws, Param, Selector, hookimpl
+from dpbench.base import BatchLogProb, EpsilonCache
 from dpbench.supports import log_binom, uniform_supports
 from dpbench.privacy.exponential import check_epsilon, em_log_weights, log_normalize, sample_log_weights
 
 from dpbench import toplist
 
 
-class Mistakes(Selector):
+@dataclass(frozen=True, eq=False)
+class MistakesPrepared:
+    """The preparation of ``mistakes`` for one trial: the optimum S1 and the group minima R_t.
+
+    Attributes
+    ----------
+    center : ndarray of shape (s,), int64, or None
+        S1, the optimum; None when the oracle found none (then only ``reason`` is set and
+        the draws are uniform and uncertified).
+    outside : ndarray of shape (p - s,), int64, or None
+        The features not in S1.
+    minima : ndarray of shape (t_max + 1,), float64, or None
+        R_t, the smallest score of group t (t = |S \\ S1|).
+    log_sizes : ndarray of shape (t_max + 1,), float64, or None
+        log |group t| = log C(s, t) + log C(p - s, t).
+    certified : bool
+        Every oracle call behind ``minima`` was certified optimal.
+    gap : float
+        R(S2) - R(S1), S2 the second-best support overall (inf when there is none).
+    gap_condition : bool
+        gap > 2 Δ, the condition under which the mechanism is pure ε-DP.
+    oracle_calls : int
+    oracle_seconds : float
+        Oracle work behind the minima (diagnostics).
+    reason : str or None
+        Why there is no S1.
+    log_pt : EpsilonCache
+        log P(t), t = 0 .. t_max, per ε.
+    """
+
+    center: np.ndarray | None = None
+    outside: np.ndarray | None = None
+    minima: np.ndarray | None = None
+    log_sizes: np.ndarray | None = None
+    certified: bool = False
+    gap: float = math.nan
+    gap_condition: bool = False
+    oracle_calls: int = 0
+    oracle_seconds: float = 0.0
+    reason: str | None = None
+    log_pt: EpsilonCache = field(default_factory=EpsilonCache, repr=False)
+
+
+class Mistakes(BatchLogProb, Selector):
     """Grouped exponential mechanism over the number of swaps from the optimum."""
 
     name = "mistakes"
@@ -45,6 +89,8 @@ class Mistakes(Selector):
     dp_type = "pure"
     reference = "Prastakos, Behdin, Mazumder, NeurIPS 2025; design.md 4.3"
     uses_oracle = True
+    prepared_type = MistakesPrepared
+    prepared_version = 2  # 2: the fields of MistakesPrepared (1: a flat dict)
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
         "node_limit": Param(toplist.SWAP_LEVEL_NODE_LIMIT, "work limit: branch-and-bound nodes per oracle call on the swap levels "
@@ -57,7 +103,7 @@ class Mistakes(Selector):
         minima, cert, seconds, calls = toplist.level_minima(trial, name, self.config["node_limit"])
         opt = toplist.optimum(trial, name)
         if minima is None:
-            return {"center": None, "reason": f"oracle found no optimum (status {opt.status})"}
+            return MistakesPrepared(reason=f"oracle found no optimum (status {opt.status})")
         p, s = trial.p, trial.s
         t = np.arange(len(minima))
         log_sizes = log_binom(s, t) + log_binom(p - s, t)
@@ -66,61 +112,37 @@ class Mistakes(Selector):
         center = toplist.single_swap_scores(trial, name).center
         mask = np.ones(p, dtype=bool)
         mask[center] = False
-        return {
-            "center": center,
-            "outside": np.flatnonzero(mask),
-            "minima": minima,
-            "log_sizes": np.asarray(log_sizes, dtype=np.float64),
-            "certified": bool(np.all(cert)),
-            "gap": gap,
-            "gap_condition": bool(gap > 2 * trial.sensitivity),
-            "oracle_calls": int(calls),
-            "oracle_seconds": float(seconds),
-            "lp": Memo(),  # log-probabilities per epsilon
-        }
-
-    def save_prepared(self, prepared):
-        """Every field of the preparation but the per-ε cache (see Selector.save_prepared)."""
-        from dpbench.base import dict_state
-
-        return dict_state(prepared, skip=("lp",))
-
-    def load_prepared(self, state):
-        return {**state, "lp": Memo()}
+        return MistakesPrepared(
+            center=center, outside=np.flatnonzero(mask), minima=minima,
+            log_sizes=np.asarray(log_sizes, dtype=np.float64), certified=bool(np.all(cert)), gap=gap,
+            gap_condition=bool(gap > 2 * trial.sensitivity), oracle_calls=int(calls), oracle_seconds=float(seconds))
 
     def _log_pt(self, trial, prep, epsilon):
-        """log P(t), t = 0 .. t_max (shape (t_max + 1,))."""
+        """log P(t) ∝ log |group t| - epsilon R_t / (2 Delta), t = 0 .. t_max (shape (t_max + 1,))."""
         eps = check_epsilon(epsilon)
-        if eps not in prep["lp"]:
-            lw = em_log_weights(prep["minima"], eps, trial.sensitivity, log_multiplicity=prep["log_sizes"])
-            prep["lp"][eps] = log_normalize(lw)
-        return prep["lp"][eps]
+        return prep.log_pt(eps, trial.sensitivity, lambda: log_normalize(
+            em_log_weights(prep.minima, eps, trial.sensitivity, log_multiplicity=prep.log_sizes)))
 
     def log_probs(self, trial, prepared, epsilon, supports) -> np.ndarray:
         """Exact log-probabilities of a batch of supports (B, s): log P(t) - log |group t|."""
         lp = self._log_pt(trial, prepared, epsilon)
         S = np.asarray(supports, dtype=np.int64)
-        t = trial.s - np.isin(S, prepared["center"]).sum(axis=1)
-        return lp[t] - prepared["log_sizes"][t]
+        t = trial.s - np.isin(S, prepared.center).sum(axis=1)
+        return lp[t] - prepared.log_sizes[t]
 
-    def log_prob(self, trial, prepared, epsilon, support):
-        if prepared["center"] is None:
-            return None
-        S = as_support(support, trial.p)
-        if S.size != trial.s:
-            return -math.inf
-        return float(self.log_probs(trial, prepared, epsilon, S[None, :])[0])
+    def has_law(self, prepared):
+        return prepared.center is not None
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         eps = check_epsilon(epsilon)
         prep = prepared
         p, s = trial.p, trial.s
-        if prep["center"] is None:
+        if prep.center is None:
             return Draws(uniform_supports(rng, p, s, n_draws), certified=False,
-                         diagnostics={"reason": prep["reason"]})
+                         diagnostics={"reason": prep.reason})
         lp = self._log_pt(trial, prep, eps)
         t = sample_log_weights(rng, lp, n_draws)
-        center, outside = prep["center"], prep["outside"]
+        center, outside = prep.center, prep.outside
         supports = np.empty((n_draws, s), dtype=np.int64)
         for tv in np.unique(t):
             idx = np.flatnonzero(t == tv)
@@ -137,24 +159,24 @@ class Mistakes(Selector):
             kept = np.broadcast_to(center, (m, s))[keep_mask].reshape(m, s - int(tv))
             supports[idx] = np.sort(np.concatenate([kept, add], axis=1), axis=1)
         diag = {
-            "R_t": [float(v) for v in prep["minima"]],
-            "gap": float(prep["gap"]),
-            "gap_over_2delta": float(prep["gap"] / (2 * trial.sensitivity)),
-            "gap_condition": prep["gap_condition"],
+            "R_t": [float(v) for v in prep.minima],
+            "gap": float(prep.gap),
+            "gap_over_2delta": float(prep.gap / (2 * trial.sensitivity)),
+            "gap_condition": prep.gap_condition,
             "p_t": [float(v) for v in np.exp(lp)],
             "p_opt": float(np.exp(lp[0])),
-            "oracle_calls": prep["oracle_calls"],
-            "oracle_seconds": prep["oracle_seconds"],
+            "oracle_calls": prep.oracle_calls,
+            "oracle_seconds": prep.oracle_seconds,
         }
         ts = trial.problem.true_support
         if ts is not None:
             diag["p_true"] = float(np.exp(self.log_probs(trial, prep, eps, ts[None, :])[0]))
-        if not prep["certified"]:
+        if not prep.certified:
             diag["reason"] = "an oracle call was not certified optimal (time limit or error)"
         # The analysis needs S1 to be the same on every neighbour; the gap condition is what
         # certifies that here, so without it the row carries no guarantee (design.md 4.3).
-        return Draws(supports, certified=prep["certified"],
-                     no_guarantee=None if prep["gap_condition"] else "gap condition failed", diagnostics=diag)
+        return Draws(supports, certified=prep.certified,
+                     no_guarantee=None if prep.gap_condition else "gap condition failed", diagnostics=diag)
 
 
 @hookimpl

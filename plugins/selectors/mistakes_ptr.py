@@ -62,16 +62,18 @@ rounding of a multiple of 2 Delta is the only place this could matter.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from dpbench import Draws, Param, Selector, UserInputError, as_support, hookimpl
+from dpbench import Draws, Param, Selector, UserInputError, hookimpl
+from dpbench.base import BatchLogProb
 from dpbench.supports import uniform_supports
 from dpbench.privacy.exponential import check_epsilon
 from dpbench import toplist
 
-from .mistakes import Mistakes
-from .topr import TopR, r_type
+from .mistakes import Mistakes, MistakesPrepared
+from .topr import TopR, TopRPrepared, r_type
 
 
 def stability_distance(gap: float, sensitivity: float) -> int:
@@ -119,7 +121,30 @@ def log_pass_probability(d: int, tau: float, epsilon1: float) -> tuple[float, fl
     return math.log1p(-math.exp(l1q)), l1q
 
 
-class MistakesPTR(Selector):
+@dataclass(frozen=True, eq=False)
+class MistakesPTRPrepared:
+    """The preparation of ``mistakes-ptr`` for one trial: those of its two branches and d.
+
+    Attributes
+    ----------
+    mistakes : MistakesPrepared
+    topr : TopRPrepared
+    ok : bool
+        Both branches have their law (an optimum S1 and a non-empty top-R list).
+    d : int or None
+        The stability distance d = ceil(g / (2 Delta)) - 1 (None when not ``ok``).
+    certified : bool
+        ``ok`` and both branches certified.
+    """
+
+    mistakes: MistakesPrepared
+    topr: TopRPrepared
+    ok: bool
+    d: int | None
+    certified: bool
+
+
+class MistakesPTR(BatchLogProb, Selector):
     """Propose-test-release around ``mistakes`` with a ``topr`` fallback: (epsilon, delta)-DP always."""
 
     name = "mistakes-ptr"
@@ -129,6 +154,7 @@ class MistakesPTR(Selector):
     reference = ("Dwork & Lei 2009; Thakurta & Smith 2013 (propose-test-release); Prastakos, Behdin, "
                  "Mazumder 2025; design.md 4.3")
     uses_oracle = True
+    prepared_type = MistakesPTRPrepared
     params = {
         "ptr_fraction": Param(0.1, "share epsilon_1 / epsilon of the budget spent on the stability test", float,
                               interval=(0.0, 1.0, "neither")),
@@ -154,54 +180,48 @@ class MistakesPTR(Selector):
     def prepare(self, trial, rng):
         pm = self.mistakes.prepare(trial, rng)
         pt = self.topr.prepare(trial, rng)
-        ok = pm["center"] is not None and pt["R"] > 0
-        d = stability_distance(pm["gap"], trial.sensitivity) if ok else None
-        return {"mistakes": pm, "topr": pt, "d": d, "ok": ok,
-                "certified": bool(ok and pm["certified"] and pt["list"].certified)}
+        ok = pm.center is not None and pt.R > 0
+        d = stability_distance(pm.gap, trial.sensitivity) if ok else None
+        return MistakesPTRPrepared(pm, pt, ok, d, bool(ok and pm.certified and pt.top.certified))
 
     def _log_q(self, trial, prep, epsilon):
         e1, e2 = self._split(epsilon)
         tau = ptr_threshold(e1, trial.delta)
-        return (*log_pass_probability(prep["d"], tau, e1), tau, e1, e2)
+        return (*log_pass_probability(prep.d, tau, e1), tau, e1, e2)
 
     def log_probs(self, trial, prepared, epsilon, supports) -> np.ndarray:
         """Exact log-probabilities of a batch of supports (B, s): the mixture of the two branches."""
         lq, l1q, _, _, e2 = self._log_q(trial, prepared, epsilon)
         S = np.asarray(supports, dtype=np.int64)
-        return np.logaddexp(lq + self.mistakes.log_probs(trial, prepared["mistakes"], e2, S),
-                            l1q + self.topr.log_probs(trial, prepared["topr"], e2, S))
+        return np.logaddexp(lq + self.mistakes.log_probs(trial, prepared.mistakes, e2, S),
+                            l1q + self.topr.log_probs(trial, prepared.topr, e2, S))
 
-    def log_prob(self, trial, prepared, epsilon, support):
-        if not prepared["ok"]:
-            return None
-        S = as_support(support, trial.p)
-        if S.size != trial.s:
-            return -math.inf
-        return float(self.log_probs(trial, prepared, epsilon, S[None, :])[0])
+    def has_law(self, prepared):
+        return prepared.ok
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         prep = prepared
-        if not prep["ok"]:
+        if not prep.ok:
             return Draws(uniform_supports(rng, trial.p, trial.s, n_draws), certified=False,
                          diagnostics={"reason": "the oracle found no optimum"})
         lq, _, tau, e1, e2 = self._log_q(trial, prep, epsilon)
         # One independent test per draw: each draw is a separate run of the mechanism.
-        passed = prep["d"] + rng.laplace(0.0, 1.0 / e1, size=n_draws) > tau
+        passed = prep.d + rng.laplace(0.0, 1.0 / e1, size=n_draws) > tau
         supports = np.empty((n_draws, trial.s), dtype=np.int64)
-        diag = {"d": int(prep["d"]), "gap_over_2delta": float(prep["mistakes"]["gap"] / (2 * trial.sensitivity)),
+        diag = {"d": int(prep.d), "gap_over_2delta": float(prep.mistakes.gap / (2 * trial.sensitivity)),
                 "tau": tau, "epsilon_1": e1, "epsilon_2": e2, "p_pass": math.exp(lq),
                 "passed": int(passed.sum())}
         for branch, sel, idx in (("mistakes", self.mistakes, np.flatnonzero(passed)),
                                  ("topr", self.topr, np.flatnonzero(~passed))):
             if idx.size:
-                out = sel.draw(trial, prep[branch], e2, idx.size, rng)
+                out = sel.draw(trial, getattr(prep, branch), e2, idx.size, rng)
                 supports[idx] = out.supports
         ts = trial.problem.true_support
-        if ts is not None and prep["certified"]:
+        if ts is not None and prep.certified:
             diag["p_true"] = float(np.exp(self.log_probs(trial, prep, epsilon, ts[None, :])[0]))
-        if not prep["certified"]:
+        if not prep.certified:
             diag["reason"] = "an oracle call was not certified (time limit or error)"
-        return Draws(supports, certified=prep["certified"], delta=trial.delta, diagnostics=diag)
+        return Draws(supports, certified=prep.certified, delta=trial.delta, diagnostics=diag)
 
 
 @hookimpl

@@ -29,6 +29,8 @@ adds noise, so an epsilon sweep reuses one preparation.
 import math
 import warnings
 
+from dataclasses import dataclass
+
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, lasso_path
@@ -256,6 +258,28 @@ def noisy_top_s(rng: np.random.Generator, average, s: int, epsilon: float, m: in
     return np.sort(top, axis=1).astype(np.int64)
 
 
+@dataclass(frozen=True, eq=False)
+class SampAggPrepared:
+    """The preparation of ``sampagg`` for one trial: the aggregated block votes.
+
+    Attributes
+    ----------
+    average : ndarray of shape (p,), float64
+        Votes per feature divided by the number of blocks m.
+    m : int
+        Number of blocks.
+    votes_cast : int
+        Total votes (m s).
+    unconverged : int
+        Block fits that did not converge (diagnostics).
+    """
+
+    average: np.ndarray
+    m: int
+    votes_cast: int
+    unconverged: int
+
+
 class SampAgg(Selector):
     """Subsample-and-aggregate support selection with Laplace-noised block votes (pure epsilon-DP)."""
 
@@ -267,6 +291,7 @@ class SampAgg(Selector):
     # votes of least-squares fits: defined for the ridge score only (issue 16)
     losses = ("least-squares",)
     reference = "Kifer, Smith & Thakurta 2012 (two-stage, first stage); design.md 4.5"
+    prepared_type = SampAggPrepared
     params = {
         "estimator": Param("lasso_path", "block estimator: 'lasso_path' (first s features to enter the "
                                          "Lasso path) or 'lasso' (s largest |coef| of Lasso(alpha)); "
@@ -284,17 +309,16 @@ class SampAgg(Selector):
         blocks = make_blocks(n, rng if c["shuffle"] else None)
         votes, unconverged = block_votes(trial.problem.X, trial.problem.y, blocks, trial.s,
                                          c["estimator"], c["alpha"], c["max_iter"])
-        return {"average": aggregate_votes(votes), "m": len(blocks),
-                "votes_cast": int(votes.sum()), "unconverged": unconverged}
+        return SampAggPrepared(aggregate_votes(votes), len(blocks), int(votes.sum()), int(unconverged))
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
-        supports = noisy_top_s(rng, prepared["average"], trial.s, epsilon, prepared["m"], n_draws)
+        supports = noisy_top_s(rng, prepared.average, trial.s, epsilon, prepared.m, n_draws)
         return Draws(supports, diagnostics={
-            "blocks": prepared["m"],
-            "votes_cast": prepared["votes_cast"],
+            "blocks": prepared.m,
+            "votes_cast": prepared.votes_cast,
             "preprocessing": "none (unclipped data; the votes are bounded)",
-            "unconverged_blocks": prepared["unconverged"],
-            "laplace_scale": vote_sensitivity(trial.s, prepared["m"]) / check_epsilon(epsilon),
+            "unconverged_blocks": prepared.unconverged,
+            "laplace_scale": vote_sensitivity(trial.s, prepared.m) / check_epsilon(epsilon),
         })
 
 

@@ -26,11 +26,13 @@ logarithms are taken directly, so C(10 000, 5) ~ 8e17 needs no big-float arithme
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
-from dpbench import Draws, Param, Selector, UserInputError, as_support, hookimpl
-from dpbench.base import Memo, int_or_inf
+from dpbench import Draws, Param, Selector, UserInputError, hookimpl
+from dpbench.base import BatchLogProb, EpsilonCache, int_or_inf
 from dpbench.supports import n_supports, uniform_supports
 from dpbench.privacy.exponential import check_epsilon, em_log_weights, log_normalize, sample_log_weights
 
@@ -85,7 +87,46 @@ def epsilon_prime(epsilon: float, R: int, total: int, T, n: int, b_y: float, del
     return float(np.logaddexp(epsilon, log_gamma) - math.log1p(-math.exp(T * log_q)))
 
 
-class TopR(Selector):
+@dataclass(frozen=True, eq=False)
+class TopRPrepared:
+    """The preparation of ``topr`` for one trial: the top-R list and what is derived from it.
+
+    Attributes
+    ----------
+    top : toplist.TopList
+        The R supports of smallest score, sorted by (score, support), with its certificate
+        (empty when the oracle found no optimum).
+    total : int
+        C(p, s), an exact Python integer.
+    p : int
+        Number of features.
+    R : int
+        List length (derived: ``len(top.scores)``).
+    log_total, log_tail : float
+        log C(p, s) and log(C(p, s) - R) (derived).
+    lookup : callable
+        Supports (B, s) -> list positions (B,), -1 when not listed (derived).
+    log_p0 : EpsilonCache
+        log P0(k), k = 1 .. R + 1, per ε (eq. 6).
+    """
+
+    top: toplist.TopList
+    total: int
+    p: int
+    R: int = field(init=False)
+    log_total: float = field(init=False)
+    log_tail: float = field(init=False)
+    lookup: Callable = field(init=False, repr=False)
+    log_p0: EpsilonCache = field(default_factory=EpsilonCache, repr=False)
+
+    def __post_init__(self):
+        R = len(self.top.scores)
+        for name, value in (("R", R), ("log_total", math.log(self.total)), ("log_tail", math.log(self.total - R)),
+                            ("lookup", toplist.support_index(self.top.supports, self.p))):
+            object.__setattr__(self, name, value)  # derived once; the dataclass stays frozen
+
+
+class TopR(BatchLogProb, Selector):
     """Top-R truncated exponential mechanism (pure epsilon-DP for T = inf; replace-one)."""
 
     name = "topr"
@@ -93,6 +134,8 @@ class TopR(Selector):
     dp_type = "pure"
     reference = "Behdin, Prastakos, Mazumder, ICLR 2024 workshop (Algorithm 1, Theorem 1); design.md 4.2"
     uses_oracle = True
+    prepared_type = TopRPrepared
+    prepared_version = 2  # 2: the fields of TopRPrepared (1: a flat dict)
     params = {
         "R": Param("auto", "list length: 'auto' = (p-s)s+2 (NeurIPS 2025 setting) or an integer >= 2", r_type),
         "T": Param(math.inf, "rejection rounds of M0; inf = pure eps-DP, finite reports eps' of Theorem 1",
@@ -132,46 +175,17 @@ class TopR(Selector):
         R = self._resolve_r(trial.p, trial.s)
         lst = toplist.top_list(trial, R, self.config["solver"], self.config["enum_limit"],
                               self.config["max_calls"], self.config["node_limit"])
-        total = n_supports(trial.p, trial.s)
-        return {
-            "list": lst,
-            "R": len(lst.scores),
-            "total": total,
-            "log_total": math.log(total),
-            "log_tail": math.log(total - len(lst.scores)),
-            "lookup": toplist.support_index(lst.supports, trial.p),
-            "p": trial.p,
-            "lp": Memo(),  # log-probabilities per epsilon
-        }
-
-    def save_prepared(self, prepared):
-        """The top-R list, its certificate and diagnostics as arrays and JSON (see Selector.save_prepared)."""
-        lst = prepared["list"]
-        return {"supports": np.asarray(lst.supports, dtype=np.int64), "scores": np.asarray(lst.scores, dtype=np.float64),
-                "certified": bool(lst.certified), "diagnostics": lst.diagnostics, "R": int(prepared["R"]),
-                "total": int(prepared["total"]), "log_total": float(prepared["log_total"]),
-                "log_tail": float(prepared["log_tail"]), "p": int(prepared["p"])}
-
-    def load_prepared(self, state):
-        lst = toplist.TopList(np.asarray(state["supports"], dtype=np.int64), np.asarray(state["scores"]),
-                              bool(state["certified"]), dict(state["diagnostics"]))
-        return {"list": lst, "R": state["R"], "total": state["total"], "log_total": state["log_total"],
-                "log_tail": state["log_tail"], "p": state["p"],
-                "lookup": toplist.support_index(lst.supports, state["p"]), "lp": Memo()}
+        return TopRPrepared(lst, n_supports(trial.p, trial.s), trial.p)
 
     # ------------------------------------------------------------------ probabilities
 
     def _log_p0(self, trial, prep, epsilon):
         """log P0(k), k = 1 .. R + 1, shape (R + 1,) (eq. 6, multiplicity C(p, s) - R)."""
-        eps = check_epsilon(epsilon)
-        if eps not in prep["lp"]:
-            sc = prep["list"].scores
-            lw = np.concatenate([
-                em_log_weights(sc, eps, trial.sensitivity),
-                em_log_weights(sc[-1:], eps, trial.sensitivity, log_multiplicity=[prep["log_tail"]]),
-            ])
-            prep["lp"][eps] = log_normalize(lw)
-        return prep["lp"][eps]
+        eps, sc = check_epsilon(epsilon), prep.top.scores
+        return prep.log_p0(eps, trial.sensitivity, lambda: log_normalize(np.concatenate([
+            em_log_weights(sc, eps, trial.sensitivity),
+            em_log_weights(sc[-1:], eps, trial.sensitivity, log_multiplicity=[prep.log_tail]),
+        ])))
 
     def log_probs(self, trial, prepared, epsilon, supports) -> np.ndarray:
         """Exact log-probabilities of a batch of supports (B, s) under Algorithm 1.
@@ -182,30 +196,25 @@ class TopR(Selector):
         the correction terms vanish.
         """
         prep = prepared
-        if prep["R"] == 0:
+        if prep.R == 0:
             raise ValueError("no top-R list (the oracle found no optimum)")
         lp = self._log_p0(trial, prep, epsilon)
-        R, T = prep["R"], self.config["T"]
+        R, T = prep.R, self.config["T"]
         S = np.sort(np.asarray(supports, dtype=np.int64), axis=1)
-        k = prep["lookup"](S)
+        k = prep.lookup(S)
         inside = k >= 0
         out = np.empty(len(S))
         if math.isinf(T):
             out[inside] = lp[k[inside]]
-            out[~inside] = lp[R] - prep["log_tail"]
+            out[~inside] = lp[R] - prep.log_tail
         else:
-            log_q = math.log(R) - prep["log_total"]
-            out[inside] = np.logaddexp(lp[k[inside]], lp[R] + (T - 1) * log_q - prep["log_total"])
-            out[~inside] = lp[R] + math.log1p(-math.exp(T * log_q)) - prep["log_tail"]
+            log_q = math.log(R) - prep.log_total
+            out[inside] = np.logaddexp(lp[k[inside]], lp[R] + (T - 1) * log_q - prep.log_total)
+            out[~inside] = lp[R] + math.log1p(-math.exp(T * log_q)) - prep.log_tail
         return out
 
-    def log_prob(self, trial, prepared, epsilon, support):
-        if prepared["R"] == 0:
-            return None
-        S = as_support(support, trial.p)
-        if S.size != trial.s:
-            return -math.inf
-        return float(self.log_probs(trial, prepared, epsilon, S[None, :])[0])
+    def has_law(self, prepared):
+        return prepared.R > 0
 
     # ------------------------------------------------------------------ sampling
 
@@ -220,12 +229,12 @@ class TopR(Selector):
         out = np.empty((count, s), dtype=np.int64)
         pending = np.arange(count)
         remaining = T
-        accept = -math.expm1(math.log(prep["R"]) - prep["log_total"]) if prep["R"] else 1.0
+        accept = -math.expm1(math.log(prep.R) - prep.log_total) if prep.R else 1.0
         used = 0
         while pending.size:
             m = int(min(remaining, max(1, math.ceil(2.0 / accept)), max(1, _M0_BATCH // pending.size)))
             cand = uniform_supports(rng, p, s, pending.size * m).reshape(pending.size, m, s)
-            outside = (prep["lookup"](cand.reshape(-1, s)) < 0).reshape(pending.size, m)
+            outside = (prep.lookup(cand.reshape(-1, s)) < 0).reshape(pending.size, m)
             has = outside.any(axis=1)
             first = outside.argmax(axis=1)
             used += int(np.sum(np.where(has, first + 1, m)))
@@ -240,14 +249,14 @@ class TopR(Selector):
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         eps = check_epsilon(epsilon)
         prep = prepared
-        lst = prep["list"]
+        lst = prep.top
         diag = dict(lst.diagnostics)
         T = self.config["T"]
-        if prep["R"] == 0:
+        if prep.R == 0:
             diag["reason"] = diag.get("reason", "no top-R list")
             return Draws(uniform_supports(rng, trial.p, trial.s, n_draws), certified=False, diagnostics=diag)
         lp = self._log_p0(trial, prep, eps)
-        R = prep["R"]
+        R = prep.R
         a = sample_log_weights(rng, lp, n_draws)
         supports = np.empty((n_draws, trial.s), dtype=np.int64)
         listed = a < R
@@ -257,7 +266,7 @@ class TopR(Selector):
         if tail.size:
             supports[tail], used = self._m0(trial, prep, tail.size, rng)
         # trial.score_bound = n b_y^2 for least squares (so b_y = 1, n = bound is the same formula)
-        eps_prime = epsilon_prime(eps, R, prep["total"], T, trial.score_bound, 1.0, trial.sensitivity)
+        eps_prime = epsilon_prime(eps, R, prep.total, T, trial.score_bound, 1.0, trial.sensitivity)
         diag.update({
             "T": "inf" if math.isinf(T) else int(T),
             "log_p0_first": float(lp[0]),
