@@ -19,6 +19,7 @@ from .trial import PrivacySetup, Trial
 from .privacy.exponential import check_epsilon
 from .plugin_manager import registry
 from .problem import Problem
+from .runner.selection import SelectorRun
 from .seeding import rng_for
 
 
@@ -102,6 +103,9 @@ def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draw
     ------
     UserInputError
         Bad data (NaN, shapes), bad parameters, unknown method.
+    RuntimeError
+        The selector returned supports that break its contract (wrong shape, repeated or
+        out-of-range index), as ``dpbench compare`` would record for a trial.
     """
     epsilon = check_epsilon(epsilon)
     cls = registry().selector(method)
@@ -114,16 +118,15 @@ def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draw
     else:
         seed = random_state if random_state is not None else np.random.SeedSequence().entropy
         rng_prepare, rng_draw = rng_for(seed, "prepare", method), rng_for(seed, "draw", method)
+    # the runner's path: prepare once, draw, check the supports, state the guarantee
     t0 = time.perf_counter()
-    prepared = selector.prepare(trial, rng_prepare)
+    run = SelectorRun.prepare(selector, trial, rng_prepare, method)
     t1 = time.perf_counter()
-    out = selector.draw(trial, prepared, epsilon, draws, rng_draw)
-    t2 = time.perf_counter()
-    supports = np.sort(np.asarray(out.supports, dtype=np.int64), axis=1)
-    lp = selector.log_prob(trial, prepared, epsilon, supports[0])
-    return SelectionResult(supports[0], supports, method, cls.dp_type, cls.neighbouring, epsilon,
-                           out.epsilon_spent, out.delta, out.certified, lp, t1 - t0, t2 - t1, out.diagnostics,
-                           out.guarantee(cls.dp_type, epsilon))
+    out = run.draw(epsilon, draws, rng_draw)
+    lp = run.log_prob(epsilon, out.supports[0])
+    return SelectionResult(out.supports[0], out.supports, method, cls.dp_type, cls.neighbouring, epsilon,
+                           out.draws.epsilon_spent, out.draws.delta, out.certified, lp, t1 - t0, out.draw_seconds,
+                           out.draws.diagnostics, out.guarantee)
 
 
 class DPSubsetSelector(SelectorMixin, BaseEstimator):

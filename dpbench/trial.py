@@ -9,6 +9,7 @@ A trial never holds the true support: the runner keeps it for evaluation.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable
@@ -59,6 +60,34 @@ class PrivacySetup:
     delta: float = 0.0
 
 
+class PluginInstances:
+    """The plugin instances of one run: each (kind, name, parameters) is built once.
+
+    Plugins hold only their validated configuration (:class:`dpbench.params.Configurable`), so
+    one instance serves every trial of a run, whatever the order of the trials; a parallel run
+    builds its own once per worker process (an instance never travels with a task).
+    """
+
+    def __init__(self):
+        self._made = {}
+
+    def get(self, kind: str, name: str, params: dict | None = None):
+        """The instance of the registered ``kind`` plugin ``name`` (``"selector"``, ``"generator"``,
+        ``"solver"``, ``"loss"``) with ``params``, built on first use.
+
+        Raises
+        ------
+        UserInputError
+            An unknown name or a refused parameter (nothing is kept then).
+        """
+        cls = getattr(registry(), kind)(name)
+        key = (kind, name, json.dumps(params or {}, sort_keys=True, default=repr))
+        made = self._made.get(key)
+        if made is None or type(made) is not cls:  # a plugin re-registered under the same name
+            made = self._made[key] = cls(**(params or {}))
+        return made
+
+
 @dataclass
 class Trial:
     """Everything a selector sees of one trial: the clipped data and the privacy setup.
@@ -94,6 +123,8 @@ class Trial:
     cache : dict
         Epsilon-independent work shared between the selectors of this trial (for example
         the optimum and the single-swap scores used by both topr and mistakes).
+    instances : PluginInstances
+        The run's solver and loss instances (the runner shares one among all trials).
     """
 
     problem: Problem
@@ -108,11 +139,12 @@ class Trial:
     loss: str = DEFAULT_LOSS
     loss_params: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)
+    instances: PluginInstances = field(default_factory=PluginInstances, repr=False, compare=False)
 
     @classmethod
     def from_problem(cls, problem: Problem, setup: PrivacySetup = PrivacySetup(), *, preprocessing: str = "clip",
                      solver: str = "highs", solver_params: dict | None = None, loss: str = DEFAULT_LOSS,
-                     loss_params: dict | None = None) -> "Trial":
+                     loss_params: dict | None = None, instances: PluginInstances | None = None) -> "Trial":
         """The one way the runner and the Python API build a trial.
 
         Parameters
@@ -125,8 +157,8 @@ class Trial:
             [-b_x, b_x] and y to [-b_y, b_y] (design.md 2), or applies the loss's own
             preprocessing (:meth:`dpbench.score.loss.Loss.prepare`) for a loss other than least
             squares; ``"none"`` keeps the data as given.
-        solver, solver_params, loss, loss_params
-            As the fields of the same names.
+        solver, solver_params, loss, loss_params, instances
+            As the fields of the same names (``instances``: default, a new one for this trial).
 
         Raises
         ------
@@ -136,16 +168,17 @@ class Trial:
         if preprocessing not in PREPROCESSING:
             raise UserInputError(f"a selector declares preprocessing {preprocessing!r}; known: "
                                  f"{', '.join(PREPROCESSING)}")
+        instances = instances if instances is not None else PluginInstances()
         if preprocessing == "none":
             data = problem
         elif loss == DEFAULT_LOSS:
             data = problem.clipped(setup.b_x, setup.b_y)
         else:
-            data = registry().loss(loss)(**(loss_params or {})).prepare(problem, setup.b_x, setup.b_y)
+            data = instances.get("loss", loss, loss_params).prepare(problem, setup.b_x, setup.b_y)
         data = replace(data, true_support=None)  # selectors never see it: evaluation keeps it
         return cls(data, b_x=setup.b_x, b_y=setup.b_y, r=setup.r, lam=setup.lam,
                    sensitivity_bound=setup.sensitivity_bound, solver=solver, solver_params=dict(solver_params or {}),
-                   delta=setup.delta, loss=loss, loss_params=dict(loss_params or {}))
+                   delta=setup.delta, loss=loss, loss_params=dict(loss_params or {}), instances=instances)
 
     @property
     def s(self) -> int:
@@ -164,7 +197,7 @@ class Trial:
         """The trial's :class:`dpbench.score.loss.Loss` instance."""
         if self.loss == DEFAULT_LOSS and not self.loss_params:
             return None  # the ridge score needs no plugin lookup (and keeps its exact code path)
-        return registry().loss(self.loss)(**self.loss_params)
+        return self.instances.get("loss", self.loss, self.loss_params)
 
     @cached_property
     def sensitivity(self) -> float:
@@ -224,5 +257,5 @@ class Trial:
             name = "generic"  # the certified oracle built on the loss's own score and bounds
         merged = {**(self.solver_params if name == self.solver else {}), **params}
         key = ("oracle", name, tuple(sorted((k, repr(v)) for k, v in merged.items())))
-        return self.shared(key, lambda: registry().solver(name)(**merged).session(self.score, self.s))
+        return self.shared(key, lambda: self.instances.get("solver", name, merged).session(self.score, self.s))
 

@@ -8,7 +8,6 @@ on job order, on how many jobs run at once or on resuming.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import time
@@ -19,13 +18,14 @@ import numpy as np
 
 from ..oracle.constraints import check_lam_for_outer_approximation
 from ..score.loss import DEFAULT_LOSS
-from ..trial import DEFAULT_LAM, PrivacySetup, Trial
+from ..trial import DEFAULT_LAM, PluginInstances, PrivacySetup, Trial
 from ..errors import UserInputError
 from ..privacy.exponential import check_epsilon
 from ..evaluation.metrics import support_metrics
 from ..plugin_manager import registry
 from ..problem import Problem
 from ..seeding import rng_for
+from .selection import SelectorRun, run_instances
 
 
 @dataclass
@@ -91,8 +91,8 @@ class RunConfig:
         reg = registry()
         if not self.methods:
             raise UserInputError("no methods given; e.g. --methods exhaustive (see `dpbench list`)")
-        for m in self.methods:
-            reg.selector(selector_name(m))(**self.method_params.get(m, {}))
+        instances = run_instances(self)  # built (and their parameters checked) once for the run
+        selectors = [instances.get("selector", selector_name(m), self.method_params.get(m, {})) for m in self.methods]
         for name in self.method_params:
             if name not in self.methods:
                 raise UserInputError(f"--param {name}.…: {name!r} is not among --methods {','.join(self.methods)}")
@@ -120,12 +120,11 @@ class RunConfig:
                 raise UserInputError(f"method {m!r} only works with --loss {' or '.join(allowed)} "
                                      f"(got --loss {self.loss}); drop it from --methods or change --loss")
         if uses_oracle(self):
-            solver = reg.solver(self.solver)(**self.solver_params)  # its parameters checked up front
+            solver = instances.get("solver", self.solver, self.solver_params)  # its parameters checked up front
             if self.lam == 0 and self.loss == DEFAULT_LOSS and not solver.handles_lam_zero:
                 check_lam_for_outer_approximation(self.lam, self.solver)
-        selectors = [reg.selector(selector_name(m))(**self.method_params.get(m, {})) for m in self.methods]
         for setting in self.data:
-            shape = check_setting(setting)
+            shape = check_setting(setting, instances)
             if shape is None and "generator" not in setting:  # real data: its shape from the file
                 problem = make_problem(self, setting, 0)
                 shape = (problem.n, problem.p, problem.s)
@@ -171,8 +170,11 @@ def check_memory(n: int, p: int) -> None:
                              f"but only {have / 2**30:.1f} GiB are available; lower --n or --p")
 
 
-def check_setting(setting: dict) -> tuple[int, int, int] | None:
+def check_setting(setting: dict, instances: PluginInstances | None = None) -> tuple[int, int, int] | None:
     """Validate one data setting (names, n >= 2, 1 <= s < p, memory) before any work.
+
+    ``instances``: the run's plugin instances (:func:`run_instances`), so that the generator
+    checked here is the one the trials use.
 
     Returns
     -------
@@ -186,7 +188,7 @@ def check_setting(setting: dict) -> tuple[int, int, int] | None:
     reg = registry()
     if "generator" in setting:
         params = {k: v for k, v in setting.items() if k != "generator"}
-        gen = reg.generator(setting["generator"])(**params)
+        gen = (instances or PluginInstances()).get("generator", setting["generator"], params)
         c = gen.config
         if c.get("n") is not None and c["n"] < 2:
             raise UserInputError(f"n = {c['n']}: need at least 2 rows")
@@ -368,11 +370,10 @@ def plan(cfg: RunConfig, done: set[str] = frozenset()) -> list[TrialTask]:
 
 def make_problem(cfg: RunConfig, setting: dict, trial: int) -> Problem:
     """The (unclipped) data of one trial, drawn from its own seeded stream."""
-    reg = registry()
     rng = rng_for(cfg.seed, "data", _canon(setting), trial)
     if "generator" in setting:
         params = {k: v for k, v in setting.items() if k != "generator"}
-        return reg.generator(setting["generator"])(**params).generate(rng)
+        return run_instances(cfg).get("generator", setting["generator"], params).generate(rng)
     from ..data_io import problem_from_dataset  # real data: the same in every trial
 
     return problem_from_dataset(setting)
@@ -392,13 +393,18 @@ def reference_support(cfg: RunConfig, problem: Problem, trial: Trial) -> np.ndar
 def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
     """Run every pending (method, epsilon) of one trial and return the result rows.
 
-    Whatever a selector raises during the trial, :class:`UserInputError` and ``SystemExit``
-    included, is recorded as a failed row with its error, and the run goes on: the run's
-    configuration was validated before the first trial (:meth:`RunConfig.validate`), so an
-    error here belongs to this trial. Only ``KeyboardInterrupt`` stops the run.
-    ``on_event(task, method, stage)``, if given, is called before each method's
-    ``"prepare"`` and ``"draws"`` (progress display within a trial; serial runs only).
+    Each selector goes through the path :func:`dpbench.select` also takes
+    (:class:`~dpbench.runner.selection.SelectorRun`: prepare once, then per ε draw, check
+    the supports and state the guarantee); the plugin instances are the run's
+    (:func:`run_instances`). Whatever a selector raises during the trial,
+    :class:`UserInputError` and ``SystemExit`` included, is recorded as a failed row with its
+    error, and the run goes on: the run's configuration was validated before the first trial
+    (:meth:`RunConfig.validate`), so an error here belongs to this trial. Only
+    ``KeyboardInterrupt`` stops the run. ``on_event(task, method, stage)``, if given, is
+    called before each method's ``"prepare"`` and ``"draws"`` (progress display within a
+    trial; serial runs only).
     """
+    instances = run_instances(cfg)
     problem = make_problem(cfg, task.setting, task.trial)
     trials = {}
 
@@ -407,7 +413,7 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
         if preprocessing not in trials:
             trials[preprocessing] = Trial.from_problem(problem, cfg.privacy_setup, preprocessing=preprocessing,
                                                        solver=cfg.solver, solver_params=cfg.solver_params,
-                                                       loss=cfg.loss)
+                                                       loss=cfg.loss, instances=instances)
         return trials[preprocessing]
 
     trial = trial_for("clip")
@@ -433,9 +439,9 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
         # streams are named by the selector, not the variant: the variants of a parameter
         # sweep see the same random numbers (common random numbers across the sweep)
         method = selector_name(label)
-        cls = registry().selector(method)
-        selector = cls(**cfg.method_params.get(label, {}))
-        trial = trial_for(getattr(cls, "preprocessing", "clip"))
+        selector = instances.get("selector", method, cfg.method_params.get(label, {}))
+        cls = type(selector)
+        trial = trial_for(cls.preprocessing)
         meta = {**base, "method": method, "label": label, "config": method_config(cfg, label),
                 "dp_type": cls.dp_type, "neighbouring": cls.neighbouring}
         if on_event:
@@ -444,12 +450,13 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
         stored = task.prepared.get(label)
         try:
             if stored is not None:  # done by an earlier run: only the draws are new
-                prepared = selector.load_prepared(stored["state"])
+                run = SelectorRun.load(selector, trial, stored["state"], method)
                 opt_here = stored.get("optimum")
             else:
-                prepared = selector.prepare(trial, rng_for(cfg.seed, "prepare", skey, task.trial, method))
+                run = SelectorRun.prepare(selector, trial, rng_for(cfg.seed, "prepare", skey, task.trial, method),
+                                          method)
                 opt_here = _optimum_objective(trial)
-                state = selector.save_prepared(prepared)
+                state = run.save()
                 if state is not None:
                     state = {**state, "__optimum__": opt_here}
                     rows.artefacts.append((artefact_key(cfg, task.setting, task.trial, label), method, state))
@@ -463,27 +470,18 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
             on_event(task, method, "draws")
         for eps in epsilons:
             try:
-                t1 = time.perf_counter()
-                draws = selector.draw(trial, prepared, eps, cfg.draws,
-                                      rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)))
-                t_draw = time.perf_counter() - t1
-                rows.append(_row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_draw,
-                                 optimum if optimum is not None else _optimum_objective(trial)))
+                # evaluated right after the draw (called within run.draw), which may have solved the optimum
+                sel = run.draw(eps, cfg.draws, rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)),
+                               reference=ref if ref.size == trial.s else None,
+                               evaluate=lambda S: _evaluate(trial, S, ref, optimum if optimum is not None
+                                                            else _optimum_objective(trial)))
+                rows.append(_row(cfg, task, meta, sel, t_prep))
                 if stored is not None:  # prepare_seconds is then the loading time of this run
                     rows[-1]["diagnostics"] = {**(rows[-1]["diagnostics"] or {}), "prepared_from_store": True}
             except PLUGIN_FAILURES as exc:
                 rows.append(_failed(cfg, task, meta, eps, exc))
             t_prep = 0.0  # preparation is charged once, to the first epsilon
     return rows
-
-
-def _check_supports(supports, n_draws, s, p, method) -> np.ndarray:
-    S = np.asarray(supports, dtype=np.int64)
-    if S.shape != (n_draws, s):
-        raise RuntimeError(f"{method} returned supports of shape {S.shape}, expected {(n_draws, s)}")
-    if S.size and (S.min() < 0 or S.max() >= p or np.any(np.diff(np.sort(S, axis=1), axis=1) == 0)):
-        raise RuntimeError(f"{method} returned an invalid support (repeated or out-of-range index)")
-    return np.sort(S, axis=1)
 
 
 def uses_oracle(cfg: RunConfig) -> bool:
@@ -501,26 +499,23 @@ def _optimum_objective(trial) -> float | None:
     return None
 
 
-def _row(cfg, task, meta, selector, trial, prepared, eps, draws, ref, t_prep, t_draw, optimum=None) -> dict:
-    S = _check_supports(draws.supports, cfg.draws, trial.s, trial.p, meta["method"])
+def _evaluate(trial, S, ref, optimum) -> dict:
+    """The metrics of the checked supports ``S`` against ``ref`` and their objective gap."""
     m = support_metrics(S, ref)
-    lp = selector.log_prob(trial, prepared, eps, ref) if ref.size == trial.s else None
-    gap = None
-    if optimum is not None:
-        gap = float(np.mean(trial.score(S)) - optimum)
-    # A score computed to a tolerance (the hinge loss) counts the supports whose certificate
-    # failed; the mechanism's sensitivity holds only for certified scores, so the row is not private.
-    if getattr(trial.__dict__.get("score"), "uncertified", 0) and draws.certified:
-        draws = dataclasses.replace(draws, certified=False)
+    gap = None if optimum is None else float(np.mean(trial.score(S)) - optimum)
+    return {"recovery": float(m["exact"].mean()), "f1": float(m["f1"].mean()), "topk": float(m["topk"].mean()),
+            "hamming": float(m["hamming"].mean()), "objective_gap": gap}
+
+
+def _row(cfg, task, meta, sel, t_prep) -> dict:
+    lp = sel.log_prob
     return {
-        **meta, "key": row_key(cfg, task.setting, task.trial, meta["label"], eps), "epsilon": float(eps),
-        "status": "ok" if draws.certified else "uncertified", "error": None,
-        "guarantee": draws.guarantee(meta["dp_type"], eps),
-        "epsilon_spent": draws.epsilon_spent, "n_draws": cfg.draws,
-        "recovery": float(m["exact"].mean()), "recovery_prob": None if lp is None else float(np.exp(lp)),
-        "f1": float(m["f1"].mean()), "topk": float(m["topk"].mean()), "hamming": float(m["hamming"].mean()),
-        "objective_gap": gap, "prepare_seconds": t_prep, "draw_seconds": t_draw,
-        "supports": S.tolist(), "diagnostics": draws.diagnostics, "created": time.time(),
+        **meta, "key": row_key(cfg, task.setting, task.trial, meta["label"], sel.epsilon), "epsilon": sel.epsilon,
+        "status": sel.status, "error": None, "guarantee": sel.guarantee,
+        "epsilon_spent": sel.draws.epsilon_spent, "n_draws": cfg.draws,
+        "recovery_prob": None if lp is None else float(np.exp(lp)), **sel.evaluation,
+        "prepare_seconds": t_prep, "draw_seconds": sel.draw_seconds,
+        "supports": sel.supports.tolist(), "diagnostics": sel.draws.diagnostics, "created": time.time(),
     }
 
 
