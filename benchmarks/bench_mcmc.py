@@ -25,9 +25,10 @@ TARGET_TRIAL_SECONDS = 2.0
 def _trial():
     from dpbench import Trial
     from dpbench.plugin_manager import registry
+    from dpbench.trial import PrivacySetup
 
     prob = registry().generator("toeplitz")(n=N, p=P, s=S, rho=0.1, snr=5.0).generate(np.random.default_rng(0))
-    return Trial(prob.clipped(0.5, 0.5), b_x=0.5, b_y=0.5, r=1.1, lam=120.0)
+    return Trial.from_problem(prob, PrivacySetup(b_x=0.5, b_y=0.5, r=1.1, lam=120.0))
 
 
 class MCMCTrial:

@@ -32,9 +32,10 @@ BATCH = 10_000
 def _trial():
     from dpbench import Trial
     from dpbench.plugin_manager import registry
+    from dpbench.trial import PrivacySetup
 
     prob = registry().generator("roy-tewari")().generate(np.random.default_rng(0))
-    return Trial(prob.clipped(1.0, 1.0), b_x=1.0, b_y=1.0, r=1.1, lam=10.0)
+    return Trial.from_problem(prob, PrivacySetup(b_x=1.0, b_y=1.0, r=1.1, lam=10.0))
 
 
 class MCMCL1Chains:

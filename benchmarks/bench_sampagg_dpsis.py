@@ -29,11 +29,11 @@ TARGETS = {
 
 
 def _trial(n, p, s, b, seed, generator="toeplitz"):
-    from dpbench.trial import Trial
+    from dpbench.trial import PrivacySetup, Trial
     from dpbench_plugins.generators.toeplitz import Toeplitz
 
     problem = Toeplitz(n=n, p=p, s=s, rho=0.1, snr=5.0).generate(np.random.default_rng(seed))
-    return Trial(problem.clipped(b, b), b_x=b, b_y=b, r=1.1, lam=0.0)
+    return Trial.from_problem(problem, PrivacySetup(b_x=b, b_y=b, r=1.1, lam=0.0))
 
 
 class TimeDPSIS:

@@ -28,11 +28,11 @@ P_BIG = 106  # C(106, 5) = 101,340,876
 
 
 def _trial(n=N, p=P, s=S, seed=0, lam=1.0, r=1.1):
-    from dpbench.trial import Trial
+    from dpbench.trial import PrivacySetup, Trial
     from dpbench_plugins.generators.toeplitz import Toeplitz
 
     problem = Toeplitz(n=n, p=p, s=s, rho=0.1, snr=5.0).generate(np.random.default_rng(seed))
-    return Trial(problem.clipped(0.5, 0.5), b_x=0.5, b_y=0.5, r=r, lam=lam)
+    return Trial.from_problem(problem, PrivacySetup(b_x=0.5, b_y=0.5, r=r, lam=lam))
 
 
 def _rate(fn, count, repeat=5):

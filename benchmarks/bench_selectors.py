@@ -92,18 +92,21 @@ def require(method: str) -> None:
 
 
 def make_problem(n: int, p: int, seed: int):
-    """One clipped toeplitz problem of the paper design; the seed depends only on (seed, n, p)."""
+    """One toeplitz problem of the paper design (as drawn); the seed depends only on (seed, n, p)."""
     from dpbench.seeding import rng_for
 
     gen = _registry().generator("toeplitz")(n=n, p=p, s=S, rho=RHO, snr=SNR)
-    return gen.generate(rng_for(seed, "bench_selectors", n, p)).clipped(B, B)
+    return gen.generate(rng_for(seed, "bench_selectors", n, p))
 
 
-def make_trial(problem):
-    """A fresh Trial (empty cache: the score and the oracle session are rebuilt)."""
+def make_trial(problem, method: str):
+    """A fresh Trial (empty cache: the score and the oracle session are rebuilt), preprocessed
+    as ``method`` declares (clipped to B for the score-based mechanisms)."""
     from dpbench import Trial
+    from dpbench.trial import PrivacySetup
 
-    return Trial(problem, b_x=B, b_y=B, r=R_BOUND, lam=LAM, solver="highs")
+    return Trial.from_problem(problem, PrivacySetup(b_x=B, b_y=B, r=R_BOUND, lam=LAM),
+                              preprocessing=_registry().selector(method).preprocessing, solver="highs")
 
 
 def select(method: str, problem, epsilon: float = EPSILON, n_draws: int = DRAWS, seed: int = 0, **params):
@@ -111,7 +114,7 @@ def select(method: str, problem, epsilon: float = EPSILON, n_draws: int = DRAWS,
 
     Returns (selector, trial, prepared, draws).
     """
-    trial = make_trial(problem)
+    trial = make_trial(problem, method)
     sel = _registry().selector(method)(**params)
     prepared = sel.prepare(trial, np.random.default_rng([seed, 1]))
     draws = sel.draw(trial, prepared, epsilon, n_draws, np.random.default_rng([seed, 2]))

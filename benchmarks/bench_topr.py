@@ -40,11 +40,12 @@ def make_trial(setting: str, seed: int = 0):
     from dpbench import Trial
     from dpbench.plugin_manager import registry
     from dpbench.seeding import rng_for
+    from dpbench.trial import PrivacySetup
 
     n, p, s = SETTINGS[setting]
     gen = registry().generator("toeplitz")(n=n, p=p, s=s, rho=0.1, snr=5.0)
     prob = gen.generate(rng_for(seed, "bench_topr", setting))
-    return Trial(prob.clipped(BX, BY), b_x=BX, b_y=BY, r=R_BOUND, lam=LAM, solver="highs")
+    return Trial.from_problem(prob, PrivacySetup(b_x=BX, b_y=BY, r=R_BOUND, lam=LAM), solver="highs")
 
 
 def run_trial(trial, seed: int = 0) -> dict:
