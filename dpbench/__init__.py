@@ -11,7 +11,8 @@ __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS = {
-    "DP_TYPES": "base", "REPLACE_ONE": "base", "Dataset": "base", "DatasetArrays": "base", "Draws": "base",
+    "DP_TYPES": "base", "REPLACE_ONE": "base", "Dataset": "base", "DatasetArrays": "base", "Diagnostic": "base",
+    "Draws": "base",
     "Generator": "base", "OracleResult": "base", "OracleSession": "base", "Param": "base", "Selector": "base",
     "Solver": "base",
     "Trial": "trial",

@@ -21,12 +21,12 @@ from .oracle_contract import ORACLE_STATUSES, OracleResult, OracleSession, Solve
 from .params import Configurable, Param, int_or_inf
 from .preparation import EpsilonCache, Memo, prepared_from_state, prepared_state
 from .problem import Problem
-from .selector_contract import (DP_TYPES, EXPONENTIAL_MECHANISM, NO_GUARANTEE, PREPROCESSING, REPLACE_ONE,
-                                BatchLogProb, Draws, Selector, has_guarantee)
+from .selector_contract import (AGGREGATES, DP_TYPES, EXPONENTIAL_MECHANISM, NO_GUARANTEE, PREPROCESSING,
+                                REPLACE_ONE, BatchLogProb, Diagnostic, Draws, Selector, has_guarantee)
 
 __all__ = [
-    "DP_TYPES", "EXPONENTIAL_MECHANISM", "NO_GUARANTEE", "ORACLE_STATUSES", "PREPROCESSING", "REPLACE_ONE",
-    "BatchLogProb", "Configurable", "Dataset", "DatasetArrays", "Draws", "EpsilonCache", "Generator", "Memo",
-    "OracleResult", "OracleSession", "Param", "Problem", "Selector", "Solver", "ThresholdResult",
+    "AGGREGATES", "DP_TYPES", "EXPONENTIAL_MECHANISM", "NO_GUARANTEE", "ORACLE_STATUSES", "PREPROCESSING",
+    "REPLACE_ONE", "BatchLogProb", "Configurable", "Dataset", "DatasetArrays", "Diagnostic", "Draws", "EpsilonCache",
+    "Generator", "Memo", "OracleResult", "OracleSession", "Param", "Problem", "Selector", "Solver", "ThresholdResult",
     "has_guarantee", "int_or_inf", "prepared_from_state", "prepared_state",
 ]

@@ -29,6 +29,36 @@ DP_TYPES = ("pure", "approximate", "none")
 REPLACE_ONE = "replace-one"
 #: Data preprocessings a selector can declare (``Selector.preprocessing``).
 PREPROCESSING = ("clip", "none")
+#: How a summary reduces a per-row value over the rows of one (setting, method, ε)
+#: (:func:`dpbench.results.summary.aggregate`): ``"count"`` ``"k/m"`` rows where it is true,
+#: ``"mean"``, ``"mean_ci"`` (mean with a bootstrap interval), ``"median"``, ``"max"``.
+AGGREGATES = ("count", "mean", "mean_ci", "median", "max")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A selector's declaration of one of its diagnostics (``Draws.diagnostics[name]``).
+
+    Summaries report it as the selector says, so the host never names a plugin's diagnostic.
+
+    Parameters
+    ----------
+    aggregate : str
+        One of :data:`AGGREGATES` (e.g. ``"count"`` for a bool, ``"mean"`` for a rate).
+    label : str
+        Short label shown next to the value in tables (e.g. ``"gap"``).
+    doc : str
+        What it means (shown in documentation).
+    """
+
+    aggregate: str
+    label: str
+    doc: str = ""
+
+    def __post_init__(self):
+        if self.aggregate not in AGGREGATES:
+            raise ValueError(f"diagnostic {self.label!r}: unknown aggregate {self.aggregate!r}; "
+                             f"use one of {AGGREGATES}")
 
 
 @dataclass
@@ -150,6 +180,9 @@ class Selector(Configurable, abc.ABC):
     prepared_type : type or None
         The frozen dataclass :meth:`prepare` returns (see **Preparation** below); declaring
         it makes the preparation storable for resumed runs with no further code.
+    diagnostics : dict of str to Diagnostic
+        The diagnostics (keys of ``Draws.diagnostics``) that summaries aggregate, and how;
+        undeclared diagnostics are stored and loaded (``diag.<name>``) but not summarised.
 
     Notes
     -----
@@ -197,6 +230,7 @@ class Selector(Configurable, abc.ABC):
     output_law: ClassVar[str | None] = None
     #: Losses (``--loss``) it works with; ``("*",)``: any, via trial.score/delta (others refused up front).
     losses: ClassVar[tuple] = ("*",)
+    diagnostics: ClassVar[dict[str, Diagnostic]] = {}
 
     def check_setting(self, p: int, s: int) -> None:
         """Refuse, before the first trial, a problem size this selector cannot handle.

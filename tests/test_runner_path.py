@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dpbench
-from dpbench.base import Draws, Selector
+from dpbench.base import Diagnostic, Draws, Selector
 from dpbench.cli.main import main
 from dpbench.plugin_manager import Entry, registry
 from dpbench.runner import selection
@@ -98,3 +98,48 @@ def test_check_supports_sorts_valid_rows():
     assert S.dtype == np.int64 and S.tolist() == [[1, 3], [0, 2]]
     with pytest.raises(RuntimeError, match="out-of-range"):
         check_supports([[3, 4]], 1, 2, 4, "m")
+
+
+class _Declares(Selector):
+    name = "test-declares"
+    dp_type = "pure"
+    diagnostics = {"level": Diagnostic("mean", "lvl", "ε as seen by draw"),
+                   "odd": Diagnostic("count", "odd", "the first support starts at an odd index")}
+
+    def draw(self, trial, prepared, epsilon, n_draws, rng):
+        S = np.sort(np.stack([rng.choice(trial.p, trial.s, replace=False) for _ in range(n_draws)]), axis=1)
+        return Draws(S, diagnostics={"level": epsilon, "odd": bool(S[0, 0] % 2), "other": 1.0})
+
+
+def test_summaries_aggregate_what_a_selector_declares(tmp_path, monkeypatch):
+    from dpbench.cli.tables import dp_text
+    from dpbench.results.summary import summary_frame
+
+    monkeypatch.setitem(registry().entries["selector"], _Declares.name,
+                        Entry(_Declares.name, _Declares, "tests", "tests"))
+    db = tmp_path / "r.db"
+    assert main(["compare", "--methods", "test-declares", "--p", "6", "--n", "30", "--s", "2", "--trials", "3",
+                 "--draws", "2", "--epsilon", "1,4", "--out", str(db)]) == 0
+    df = dpbench.load_results(db)
+    sf = summary_frame(df)
+    assert sf["diag.level"].tolist() == [1.0, 4.0]  # the mean over trials of what draw reported
+    for eps, d in zip((1.0, 4.0), sf.to_dict("records")):
+        odd = df.loc[df["epsilon"] == eps, "diag.odd"]
+        assert d["diag.odd"] == f"{int(odd.sum())}/3"
+        assert d["diagnostics"] == f"lvl {eps:.3g}; odd {int(odd.sum())}/3"
+        d.pop("guarantee")  # a database without guarantees: the DP column shows the diagnostics
+        assert dp_text(d) == f"pure (lvl {eps:.3g}; odd {int(odd.sum())}/3)"
+    assert "diag.other" not in sf  # undeclared: stored, not summarised
+
+
+def test_the_host_names_no_plugin_diagnostic():
+    """Summaries and tables learn diagnostics from the declarations, never by name."""
+    from pathlib import Path
+
+    root = Path(dpbench.__file__).parent
+    host = [p for d in ("results", "cli", "evaluation", "runner") for p in (root / d).rglob("*.py")]
+    reg = registry()
+    for name in reg.names("selector"):
+        for diag in reg.selector(name).diagnostics:
+            for path in host:
+                assert diag not in path.read_text(encoding="utf-8"), (diag, path)

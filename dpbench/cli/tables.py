@@ -54,8 +54,8 @@ def dp_text(d) -> str:
     es = d.get("epsilon_spent")
     if es is not None and not (isinstance(es, float) and math.isnan(es)) and es != d["epsilon"]:
         dp += f" (ε'={es:.3g})"
-    if isinstance(d.get("gap_condition"), str):
-        dp += f" (gap {d['gap_condition']})"
+    if isinstance(d.get("diagnostics"), str):  # what the selector declares (Selector.diagnostics)
+        dp += f" ({d['diagnostics']})"
     return dp
 
 

@@ -49,15 +49,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import selector_contract
+
 #: SQL type of each column type.
 SQL_TYPES = {"text": "TEXT", "integer": "INTEGER", "real": "REAL", "json": "TEXT"}
 ROLES = ("identity", "outcome", "spread")
 #: How a summary reduces a column over the ok rows of a group (see
 #: :func:`dpbench.results.summary.aggregate`): ``"rate"`` pooled over all draws with a
-#: binomial interval (``<name>_lo``/``<name>_hi``); ``"mean_ci"`` mean over trials with a
-#: bootstrap interval; ``"mean"``; ``"mean_all"`` the mean, NaN unless every row has a value;
-#: ``"median"``; ``"max"``; ``"count"`` ``"k/m"`` rows where the value is true.
-AGGREGATES = ("rate", "mean_ci", "mean", "mean_all", "median", "max", "count")
+#: binomial interval (``<name>_lo``/``<name>_hi``); ``"mean_all"`` the mean, NaN unless every
+#: row has a value; and those a selector's diagnostics can use too
+#: (:data:`dpbench.base.AGGREGATES`): ``"count"`` ``"k/m"`` rows where the value is true,
+#: ``"mean"``, ``"mean_ci"`` (mean with a bootstrap interval), ``"median"``, ``"max"``.
+AGGREGATES = ("rate", "mean_all", *selector_contract.AGGREGATES)
 
 
 @dataclass(frozen=True)

@@ -97,8 +97,9 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
         with ``f1_lo``/``f1_hi``, ``topk`` (mean), ``prepare_s`` (median per-trial preparation of
         this method, shared oracle work included where this method did it), ``draw_ms`` (median
         milliseconds per draw), ``trial_prepare_all_s`` (median over trials of the preparation
-        of all methods of the trial: the shared work counted once); then ``gap_condition``
-        (``"k/m"`` trials where mistakes' pure-DP gap condition held, else None). Sorted by
+        of all methods of the trial: the shared work counted once); then ``diag.<name>`` for
+        each diagnostic the group's selector declares (:attr:`dpbench.base.Selector.diagnostics`,
+        aggregated as declared) and ``diagnostics``, their labelled values as text. Sorted by
         the identity columns; ``attrs["identity"]`` lists them.
     """
     import pandas as pd
@@ -109,6 +110,7 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
         raise UserInputError(f"unknown interval {interval!r}; use one of {', '.join(INTERVALS)}")
     keys = identity_columns(df)
     out = []
+    declared = {}  # method -> its declared diagnostics
     for gkey, g in df.groupby(keys, dropna=False, sort=True):
         # with per-row guarantees (the split below), uncertified rows are reported in the
         # no-guarantee row like the summary of dpbench.evaluation.metrics; without, never averaged
@@ -124,9 +126,7 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
         for col in schema.all_columns():  # every declared summary field, in schema order
             if col.summary is not None:
                 row.update(aggregate(ok, col, interval, level))
-        gap = ok["diag.gap_condition"].dropna() if "diag.gap_condition" in ok else []
-        # mistakes is pure DP only where R(S2) - R(S1) > 2Δ held: count those trials
-        row["gap_condition"] = f"{int(sum(bool(v) for v in gap))}/{len(gap)}" if len(gap) else None
+        row.update(_diagnostics(ok, row.get("method"), declared, interval, level))
         out.append(row)
     res = pd.DataFrame(out)
     if "guaranteed" in keys and len(res):
@@ -167,10 +167,16 @@ def aggregate(ok, col: "schema.Column", interval: str = "wilson", level: float =
         (None for ``"count"``).
     """
     how, name, scale = col.summary_spec
-    if col.name not in ok:
+    return _reduce(ok, col.name, how, name, scale, interval, level)
+
+
+def _reduce(ok, column: str, how: str, name: str, scale: float = 1.0, interval: str = "wilson",
+            level: float = LEVEL) -> dict:
+    """:func:`aggregate` of the frame column ``column`` by ``how``, output as ``name``."""
+    if column not in ok:
         nan = None if how == "count" else math.nan
         return {name: nan, **({f"{name}_lo": math.nan, f"{name}_hi": math.nan} if how in ("rate", "mean_ci") else {})}
-    v = ok[col.name]
+    v = ok[column]
     if how == "rate":  # pooled over all draws of the ok trials (see the module docstring)
         succ = int((v * ok["n_draws"].astype("float64")).round().fillna(0).sum()) if len(ok) else 0
         total = int(ok["n_draws"].fillna(0).sum()) if len(ok) else 0
@@ -181,12 +187,13 @@ def aggregate(ok, col: "schema.Column", interval: str = "wilson", level: float =
             rate = succ / total if total else math.nan
             lo, hi = rate_interval(succ, total, interval, level)
         return {name: rate, f"{name}_lo": lo, f"{name}_hi": hi}
-    if how == "mean_ci":
-        lo, hi = bootstrap_interval(v.tolist(), level)
-        return {name: float(v.mean()) if len(ok) else math.nan, f"{name}_lo": lo, f"{name}_hi": hi}
     if how == "count":  # "k/m": rows where the value held, of the rows that report it
         vals = v.dropna()
         return {name: f"{int(sum(bool(x) for x in vals))}/{len(vals)}" if len(vals) else None}
+    v = _numeric(v)
+    if how == "mean_ci":
+        lo, hi = bootstrap_interval(v.tolist(), level)
+        return {name: float(v.mean()) if len(ok) else math.nan, f"{name}_lo": lo, f"{name}_hi": hi}
     if how == "mean_all":
         value = float(v.mean()) if len(ok) and v.notna().all() else math.nan
     elif how == "max":
@@ -195,6 +202,38 @@ def aggregate(ok, col: "schema.Column", interval: str = "wilson", level: float =
     else:  # mean, median
         value = float(getattr(v, how)()) if len(ok) else math.nan
     return {name: scale * value}
+
+
+def _numeric(values):
+    """``values`` as float64 (a diagnostic column may hold text; what is not a number is NaN)."""
+    import pandas as pd
+
+    return pd.to_numeric(values, errors="coerce").astype("float64")
+
+
+def _diagnostics(ok, method, declared: dict, interval: str, level: float) -> dict:
+    """The diagnostics ``method`` declares (:attr:`dpbench.base.Selector.diagnostics`), aggregated.
+
+    Returns ``{"diag.<name>": value, ...}`` (plus ``_lo``/``_hi`` for ``"mean_ci"``) and
+    ``"diagnostics"``: ``"<label> <value>"`` of each, joined by ``"; "`` (None when there is none).
+    ``declared`` caches each method's declaration; an uninstalled plugin declares nothing.
+    """
+    if method not in declared:
+        from ..plugin_manager import registry
+
+        try:
+            declared[method] = dict(getattr(registry().selector(method), "diagnostics", {}) or {})
+        except Exception:  # noqa: BLE001 - an uninstalled plugin: its diagnostics stay unsummarised
+            declared[method] = {}
+    out, text = {}, []
+    for name, diag in declared[method].items():
+        vals = _reduce(ok, f"diag.{name}", diag.aggregate, f"diag.{name}", 1.0, interval, level)
+        out.update(vals)
+        v = vals[f"diag.{name}"]
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            text.append(f"{diag.label} {v:.3g}" if isinstance(v, float) else f"{diag.label} {v}")
+    out["diagnostics"] = "; ".join(text) or None
+    return out
 
 
 def _counts(values) -> str:

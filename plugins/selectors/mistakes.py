@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpbench import Draws, Param, Selector, hookimpl
-from dpbench.base import BatchLogProb, EpsilonCache
+from dpbench.base import BatchLogProb, Diagnostic, EpsilonCache
 from dpbench.supports import log_binom, uniform_supports
 from dpbench.privacy.exponential import check_epsilon, em_log_weights, log_normalize, sample_log_weights
 
@@ -91,6 +91,7 @@ class Mistakes(BatchLogProb, Selector):
     uses_oracle = True
     prepared_type = MistakesPrepared
     prepared_version = 2  # 2: the fields of MistakesPrepared (1: a flat dict)
+    diagnostics = {"gap_condition": Diagnostic("count", "gap", "trials where R(S2) - R(S1) > 2Δ held: pure DP only then")}
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
         "node_limit": Param(toplist.SWAP_LEVEL_NODE_LIMIT, "work limit: branch-and-bound nodes per oracle call on the swap levels "
