@@ -18,7 +18,7 @@ from typing import Iterable
 import pluggy
 
 from . import hookspecs
-from .base import DP_TYPES, PREPROCESSING, Dataset, Generator, Param, Selector, Solver
+from .base import DP_TYPES, PREPROCESSING, Dataset, Diagnostic, Generator, Param, Selector, Solver
 from .errors import UnknownNameError
 from .loss_contract import Loss
 
@@ -75,6 +75,10 @@ def check_plugin_class(kind: str, obj) -> None:
         if obj.preprocessing not in PREPROCESSING:
             raise ValueError(f"selector {obj.name!r} declares preprocessing={obj.preprocessing!r}; "
                              f"set it to one of {', '.join(PREPROCESSING)}")
+        diagnostics = getattr(obj, "diagnostics", {})
+        if not isinstance(diagnostics, dict) or not all(isinstance(v, Diagnostic) for v in diagnostics.values()):
+            raise TypeError(f"selector {obj.name!r}: diagnostics must be a dict of dpbench.base.Diagnostic, "
+                            "e.g. {'gap_condition': Diagnostic('count', 'gap')}")
 
 
 @dataclass(frozen=True)

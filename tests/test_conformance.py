@@ -294,13 +294,19 @@ class _Abstract(Selector):
     dp_type = "pure"
 
 
+class _BadDiagnostics(Good):
+    name = "baddiagnostics"
+    diagnostics = {"x": "mean"}  # a plain string, not a Diagnostic: summaries could not aggregate it
+
+
 @pytest.mark.parametrize("obj, message", [
     (int, r"is not a subclass of dpbench.base.Selector"),
     (_Abstract, r"does not implement draw"),
     (_NoName, r"has no name"),
     (_BadParams, r"params must be a dict of dpbench.base.Param"),
     (_NoNeighbours, r"declares no neighbouring relation"),
-], ids=["not-a-selector", "abstract", "no-name", "bad-params", "no-neighbouring"])
+    (_BadDiagnostics, r"diagnostics must be a dict of dpbench.base.Diagnostic"),
+], ids=["not-a-selector", "abstract", "no-name", "bad-params", "no-neighbouring", "bad-diagnostics"])
 def test_registration_skips_a_broken_class_with_one_warning(obj, message):
     @hookimpl
     def dpbench_selectors():

@@ -113,3 +113,23 @@ def test_typed_preparations_are_stored_and_resumed_rows_equal_fresh_ones(tmp_pat
     assert a.keys() == b.keys() and len(a) == 4 * 2 * 2
     assert all(comparable(a[k]) == comparable(b[k]) for k in a)
     assert sum("prepared_from_store" in (r["diagnostics"] or "") for r in a.values()) == 8
+
+
+def test_a_stored_preparation_that_no_longer_loads_is_prepared_afresh(tmp_path):
+    """A stored state of other fields (a format change without a version bump) is not a failed
+    row: the trial is prepared again and its rows equal a fresh run's."""
+    import sqlite3
+
+    from dpbench.cli.main import main
+
+    run = ["compare", "--methods", "sampagg", "--n", "150", "--p", "10", "--trials", "1", "--draws", "20"]
+    resumed, fresh = tmp_path / "a.db", tmp_path / "b.db"
+    assert main(run + ["--epsilon", "1", "--out", str(resumed)]) == 0
+    with sqlite3.connect(resumed) as conn:
+        assert conn.execute("UPDATE artefacts SET json = '{\"unknown_field\": 1}'").rowcount == 1
+    assert main(run + ["--epsilon", "1,4", "--out", str(resumed)]) == 0
+    assert main(run + ["--epsilon", "1,4", "--out", str(fresh)]) == 0
+    query = "SELECT key, status, supports FROM results ORDER BY key"
+    with sqlite3.connect(resumed) as a, sqlite3.connect(fresh) as b:
+        assert a.execute(query).fetchall() == b.execute(query).fetchall()
+        assert a.execute("SELECT COUNT(*) FROM results WHERE status = 'failed'").fetchone() == (0,)

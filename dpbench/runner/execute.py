@@ -449,10 +449,16 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
         t0 = time.perf_counter()
         stored = task.prepared.get(label)
         try:
+            run = None
             if stored is not None:  # done by an earlier run: only the draws are new
-                run = SelectorRun.load(selector, trial, stored["state"], method)
-                opt_here = stored.get("optimum")
-            else:
+                try:
+                    run = SelectorRun.load(selector, trial, stored["state"], method)
+                    opt_here = stored.get("optimum")
+                except (ValueError, TypeError, KeyError):
+                    # a stored preparation this plugin version cannot read (its format changed
+                    # without a prepared_version bump): prepare afresh, the result is the same
+                    stored = None
+            if run is None:
                 run = SelectorRun.prepare(selector, trial, rng_for(cfg.seed, "prepare", skey, task.trial, method),
                                           method)
                 opt_here = _optimum_objective(trial)
