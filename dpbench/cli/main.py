@@ -108,7 +108,7 @@ def build_run_config(opts: dict):
     import itertools
 
     from ..plugin_manager import registry
-    from ..runner.config import GRID_OPTIONS, OPTION_BY_NAME, param_values
+    from ..runner.config import GRID_OPTIONS, OPTION_BY_NAME, param_values, resolve_sparsity
     from ..runner.execute import RunConfig, data_settings, variant_label
 
     opts = dict(opts)
@@ -170,7 +170,15 @@ def build_run_config(opts: dict):
             sources = [{"dataset": d.strip()} for d in names if d.strip()]
         else:
             sources = [{"data": str(opts["data"]), "target": opts.get("target")}]
-        data = [{**source, "s": s, "standardize": opts["standardize"]} for source in sources for s in s_list]
+        data = []
+        for source in sources:
+            # a rule (s = "log") becomes each data set's own integer before the run, so its
+            # settings, keys and seeds are those of the same numeric s
+            p = _features(source, opts["standardize"]) if any(isinstance(s, str) for s in s_list) else None
+            for s in s_list:
+                setting = {**source, "s": resolve_sparsity(s, p), "standardize": opts["standardize"]}
+                if setting not in data:
+                    data.append(setting)
         reference = opts.get("reference") or "bss"
         if reference == "true":
             raise UserInputError("real data have no true support; use --reference bss, lasso or sis")
@@ -191,7 +199,14 @@ def build_run_config(opts: dict):
             gen_params["design"] = [opts["design"]]
         for k, v in gen_params.items():
             grid[k] = v
-        data = data_settings(gen_name, grid)
+        data = []
+        for setting in data_settings(gen_name, grid):
+            if isinstance(setting.get("s"), str):
+                if setting.get("p") is None:
+                    raise UserInputError(f"--s {setting['s']} needs the number of features p; give --p")
+                setting = {**setting, "s": resolve_sparsity(setting["s"], setting["p"])}
+            if setting not in data:
+                data.append(setting)
         reference = opts.get("reference") or "true"
     cfg = RunConfig(
         methods=labels, data=data, epsilons=list(opts["epsilon"]), trials=opts["trials"],
@@ -202,6 +217,13 @@ def build_run_config(opts: dict):
     )
     cfg.validate()
     return cfg
+
+
+def _features(source: dict, standardize: str) -> int:
+    """Number of features p of a real-data source (a data set or a --data file) as the run sees it."""
+    from ..data_io import problem_from_dataset
+
+    return problem_from_dataset({**source, "s": 1, "standardize": standardize}).p
 
 
 def check_jobs(jobs: int) -> int:
@@ -282,7 +304,8 @@ def cmd_compare(args) -> int:
 
 def _json_summary(summary):
     keep = ("method", "label", "guaranteed", "guarantee", "data", "n", "p", "s", "epsilon", "delta", "trials",
-            "total_trials", "recovery_rate", "recovery_se", "recovery_prob", "f1", "topk", "time_median_s",
+            "total_trials", "recovery_rate", "recovery_se", "recovery_prob", "f1", "topk", "rank_top", "rank_great",
+            "rank_good", "time_median_s",
             "dp_type", "epsilon_spent", "reference", "failed", "uncertified")
     return [{k: _nan_to_none(d[k]) for k in keep} | {"setting": d["setting"], "config": _config(d)}
             for d in summary]

@@ -21,10 +21,14 @@ METRICS = {"recovery": ("recovery", ("recovery_lo", "recovery_hi"), "exact recov
            "draw": ("draw_ms", None, "time per draw (ms, median)"),
            "trial_prepare": ("trial_prepare_all_s", None, "preparation of all methods per trial (s, median)"),
            "time": ("prepare_s", None, "preparation per trial (s, median)"),
-           "topk": ("topk", None, "top-k accuracy")}
+           "topk": ("topk", None, "top-k accuracy"),
+           # swope2024 Figure 8 (against the reference's full ranking: --reference sis or lasso)
+           "top": ("rank_top", None, "TOP rate"), "great": ("rank_great", None, "GREAT rate"),
+           "good": ("rank_good", None, "GOOD rate")}
 #: metric -> (key of dpbench.evaluation.metrics.summarize, label) for --heatmap
 _HEATMAP = {"recovery": ("recovery_rate", "exact recovery"), "recovery_prob": ("recovery_prob", "P(exact recovery), analytic"),
-            "f1": ("f1", "F1"), "topk": ("topk", "top-k accuracy"), "time": ("time_median_s", "median selection seconds")}
+            "f1": ("f1", "F1"), "topk": ("topk", "top-k accuracy"), "time": ("time_median_s", "median selection seconds"),
+            "top": ("rank_top", "TOP rate"), "great": ("rank_great", "GREAT rate"), "good": ("rank_good", "GOOD rate")}
 _RATES = ("recovery", "recovery_prob", "f1")
 
 

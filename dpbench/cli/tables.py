@@ -65,6 +65,16 @@ def trials_text(d) -> str:
     return f"{d['trials']}/{total}" if total != d["trials"] else str(d["trials"])
 
 
+def has_rank_metrics(sf) -> bool:
+    """True when some row has TOP / GREAT / GOOD rates (a reference with a full ranking: sis, lasso)."""
+    return "rank_great" in sf and bool(sf["rank_great"].notna().any())
+
+
+def rank_text(d, spec=".2f") -> str:
+    """``TOP/GREAT/GOOD`` rates of a summary row (swope2024 Figure 8), — where not defined."""
+    return "/".join(_num(d.get(f"rank_{m}"), spec) for m in ("top", "great", "good"))
+
+
 def table_columns(sf) -> list[str]:
     return display_columns(sf)
 
@@ -76,6 +86,7 @@ def rich_table(sf, title="dpbench", level=0.95):
 
     ident = display_columns(sf)
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 0))
+    # TOP / GREAT / GOOD are in the Markdown / HTML tables and plots: this one stays within 100 columns
     heads = [HEADERS.get(c, c) for c in ident] + ["trials", f"recovery [{level:.0%} CI]", "P exact", "F1",
                                                    "prep s", "trial s", "ms/ draw", "fail/ unc.", "guarantee"]
     body, widths = [], [1] * len(heads)
@@ -120,18 +131,23 @@ FOOTNOTE = ("exact recovery: pooled rate over all draws of the ok trials with it
             "preparation of this method (ε-independent; oracle work shared by methods of a trial is charged to the "
             "first that needs it) · trial s: median preparation of all methods of a trial (shared work once) "
             "· ms/draw: median time per private draw · fail/unc.: failed and uncertified trials, never "
-            "averaged in")
+            "averaged in · TOP/GREAT/GOOD (Markdown and HTML tables, with a ranked reference: sis or lasso): share of draws that are the "
+            "reference top-s / hold its top s/10 with the rest in its top 11s/10 / hold its top s/100 with the rest "
+            "in its top 3s/2 (swope2024 Figure 8)")
 
 
 def markdown_table(sf, level=0.95) -> str:
     """The summary frame as a GitHub-flavoured Markdown table."""
     ident = display_columns(sf)
+    ranked = has_rank_metrics(sf)
     head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact) analytic",
-                                                 "F1", "prep s", "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
+                                                 "F1", *(["top-k", "TOP/GREAT/GOOD"] if ranked else []), "prep s",
+                                                 "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in sf.to_dict("records"):
         cells = [_cell(c, d[c]) for c in ident] + [
-            trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), _num(d["f1"]), _num(d["prepare_s"], ".3g"),
+            trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), _num(d["f1"]),
+            *([_num(d["topk"]), rank_text(d, ".3f")] if ranked else []), _num(d["prepare_s"], ".3g"),
             _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
@@ -140,13 +156,16 @@ def markdown_table(sf, level=0.95) -> str:
 def html_table(sf, level=0.95) -> str:
     """The summary frame as an HTML table (every cell escaped)."""
     ident = display_columns(sf)
+    ranked = has_rank_metrics(sf)
     head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact)",
-                                                 "F1 [CI]", "prep s", "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
+                                                 "F1 [CI]", *(["top-k", "TOP/GREAT/GOOD"] if ranked else []), "prep s",
+                                                 "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
     out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     for d in sf.to_dict("records"):
         f1 = f"{_num(d['f1'])} [{_num(d['f1_lo'])}, {_num(d['f1_hi'])}]" if not math.isnan(d["f1"]) else "—"
         cells = [_cell(c, d[c]) for c in ident] + [
-            trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), f1, _num(d["prepare_s"], ".3g"),
+            trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), f1,
+            *([_num(d["topk"]), rank_text(d, ".3f")] if ranked else []), _num(d["prepare_s"], ".3g"),
             _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
         cls = ' class="warn"' if d["uncertified"] or d["failed"] or d.get("guaranteed") is False else ""
         out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")

@@ -47,6 +47,80 @@ def support_metrics(supports, reference) -> dict[str, np.ndarray]:
     }
 
 
+#: The order-statistic metrics of swope2024 section 5 (Figure 8), after Shekelyan & Loukides (2022).
+RANK_METRICS = ("top", "great", "good")
+
+
+def rank_positions(ranking) -> np.ndarray:
+    """Position of every feature in a full reference ranking (0 = best).
+
+    Parameters
+    ----------
+    ranking : ndarray of shape (p,), int
+        A permutation of ``0 .. p-1``, best feature first.
+
+    Returns
+    -------
+    ndarray of shape (p,), int64
+        ``pos[j]`` = place of feature ``j`` in ``ranking``.
+
+    Raises
+    ------
+    ValueError
+        If ``ranking`` is not a permutation.
+    """
+    r = np.asarray(ranking, dtype=np.int64)
+    pos = np.full(r.size, -1, dtype=np.int64)
+    if r.size and (r.min() < 0 or r.max() >= r.size):
+        raise ValueError("ranking is not a permutation of 0..p-1")
+    pos[r] = np.arange(r.size)
+    if np.any(pos < 0):
+        raise ValueError("ranking is not a permutation of 0..p-1")
+    return pos
+
+
+def rank_metrics(supports, positions) -> dict[str, np.ndarray]:
+    """TOP / GREAT / GOOD of each output support against a full reference ranking.
+
+    With ``h`` the largest integer such that the output contains the reference's top ``h``
+    features and ``t`` the reference place (1-based) of the worst feature it contains
+    (the utility class ``C_{h,t}`` of the canonical Lipschitz mechanism, swope2024 appendix A),
+    for an output of ``k`` features (swope2024 section 5, defined after Shekelyan & Loukides 2022):
+
+    * ``top``: the output is the reference top-k (``h = k``, equivalently ``t = k``);
+    * ``great``: ``h >= k/10`` and ``t <= 11k/10`` (all of the top k/10, the rest within the top 11k/10);
+    * ``good``: ``h >= k/100`` and ``t <= 3k/2`` (the paper's third item, printed "GREAT" by mistake).
+
+    As ``h`` and ``t`` are integers, the bounds mean ``h >= ceil(k/10)``, ``t <= floor(11k/10)``,
+    ``h >= ceil(k/100)`` (so GOOD always needs the top-1) and ``t <= floor(3k/2)``; they are
+    evaluated in exact integer arithmetic. The paper's example k = 200: GREAT needs the top 20
+    and the other 180 within the top 220. For k < 10, GREAT is TOP.
+
+    Parameters
+    ----------
+    supports : ndarray of shape (D, k), int
+        One output support per draw (distinct feature indices).
+    positions : ndarray of shape (p,), int
+        :func:`rank_positions` of the reference ranking.
+
+    Returns
+    -------
+    dict of ndarray of shape (D,), float64 in {0, 1}
+        ``top``, ``great``, ``good``.
+    """
+    S = np.asarray(supports, dtype=np.int64)
+    k = S.shape[1]
+    places = np.sort(np.asarray(positions, dtype=np.int64)[S], axis=1)  # 0-based, ascending
+    head = places == np.arange(k)  # the output holds the top i+1 iff places[:i+1] == 0..i
+    h = np.where(head.all(axis=1), k, np.argmin(head, axis=1))
+    t = places[:, -1] + 1
+    return {
+        "top": (h == k).astype(np.float64),
+        "great": ((10 * h >= k) & (10 * t <= 11 * k)).astype(np.float64),
+        "good": ((100 * h >= k) & (2 * t <= 3 * k)).astype(np.float64),
+    }
+
+
 def mean_se(values) -> tuple[float, float]:
     """Mean and standard error ``sd / sqrt(k)`` (ddof = 1) of per-trial values; se is nan for k < 2."""
     v = np.asarray([x for x in values if x is not None and not math.isnan(x)], dtype=np.float64)
@@ -90,7 +164,8 @@ def summarize(rows) -> list[dict]:
     list of dict
         Keys: method, label, guaranteed, guarantee, n, p, s, epsilon, trials (rows averaged),
         total_trials (all rows of the method/setting/epsilon/configuration), recovery_rate,
-        recovery_se, recovery_prob, f1, topk, time_median_s, dp_type, epsilon_spent, failed,
+        recovery_se, recovery_prob, f1, topk, rank_top, rank_great, rank_good (nan without a
+        ranked reference), time_median_s, dp_type, epsilon_spent, failed,
         uncertified, reference, setting, config.
     """
     groups = defaultdict(list)
@@ -125,6 +200,7 @@ def summarize(rows) -> list[dict]:
             "recovery_prob": float(np.mean(probs)) if probs and len(probs) == len(ok) else None,
             "f1": mean_se(r["f1"] for r in ok)[0],
             "topk": mean_se(r["topk"] for r in ok)[0],
+            **{f"rank_{m}": mean_se(r.get(f"rank_{m}") for r in ok)[0] for m in RANK_METRICS},
             "time_median_s": float(np.median(times)) if times else math.nan,
             "dp_type": first["dp_type"],
             "epsilon_spent": max(eps_spent) if eps_spent else None,

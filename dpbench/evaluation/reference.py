@@ -5,6 +5,12 @@ mode of every exponential-mechanism selector). ``lasso``: the s largest |coeffic
 the first point of the Lasso path with at least s non-zeros (the non-private reference of
 swope2024). ``sis``: the s largest |x_j^T y| (sure independence screening).
 All are computed on the same clipped data the selectors see.
+
+``sis`` and ``lasso`` also give a full *ranking* of the features (:func:`reference_ranking`),
+whose first s are the reference support; the order-statistic metrics TOP / GREAT / GOOD
+(:func:`dpbench.evaluation.metrics.rank_metrics`) are scored against it. ``bss`` and the true
+support of a simulation rank nothing beyond their s features, so these metrics are not
+defined for them.
 """
 
 from __future__ import annotations
@@ -13,14 +19,54 @@ import numpy as np
 
 from ..trial import Trial
 from ..errors import UserInputError
+from .metrics import rank_positions
 
 REFERENCES = ("bss", "lasso", "sis")
+#: References with a full feature ranking (TOP / GREAT / GOOD are defined against them).
+RANKED_REFERENCES = ("lasso", "sis")
+
+
+def ranking_of(values) -> np.ndarray:
+    """Features ordered by decreasing ``values``, ties broken by lower index: shape (p,), int64."""
+    return np.lexsort((np.arange(len(values)), -np.asarray(values))).astype(np.int64)
 
 
 def top_s(values, s: int) -> np.ndarray:
     """Indices of the s largest entries of ``values`` (ties broken by lower index), sorted."""
-    order = np.lexsort((np.arange(len(values)), -np.asarray(values)))
-    return np.sort(order[:s]).astype(np.int64)
+    return np.sort(ranking_of(values)[:s])
+
+
+def lasso_ranking(X, y, s: int) -> np.ndarray:
+    """Full feature ranking of the Lasso path whose first ``s`` are :func:`lasso_top_s`.
+
+    At the first path point ``k`` with at least ``s`` non-zeros (the last point if none has),
+    features are ordered by decreasing ``|coef_k|``; the features that are zero there follow
+    in the order they enter the path as the penalty decreases (first point where they are
+    non-zero, then larger ``|coef|`` at that point), and features that never enter come last;
+    remaining ties by lower index. It extends the reference support by "the features the
+    Lasso would add next", which GREAT / GOOD need (swope2024 section 5 scores against the
+    non-private Lasso top-k).
+
+    Parameters
+    ----------
+    X : ndarray (n, p); y : ndarray (n,); s : int
+
+    Returns
+    -------
+    ndarray of shape (p,), int64, best first.
+    """
+    from sklearn.linear_model import lasso_path
+
+    _, coefs, _ = lasso_path(X, y, n_alphas=200, eps=1e-4)
+    nnz = (coefs != 0).sum(axis=0)
+    k = int(np.argmax(nnz >= s)) if np.any(nnz >= s) else coefs.shape[1] - 1
+    later = np.abs(coefs[:, k:])
+    entered = later != 0
+    never = ~entered.any(axis=1)
+    entry = np.where(never, later.shape[1], np.argmax(entered, axis=1))  # 0 for the non-zeros at k
+    at_entry = later[np.arange(len(later)), np.minimum(entry, later.shape[1] - 1)] * ~never
+    # last key first: index, |coef| at entry, entry point, |coef_k|
+    return np.lexsort((np.arange(len(entry)), -at_entry, entry, -later[:, 0])).astype(np.int64)
 
 
 def lasso_top_s(X, y, s: int) -> np.ndarray:
@@ -34,12 +80,40 @@ def lasso_top_s(X, y, s: int) -> np.ndarray:
     -------
     ndarray of shape (s,), sorted indices.
     """
-    from sklearn.linear_model import lasso_path
+    return np.sort(lasso_ranking(X, y, s)[:s])
 
-    _, coefs, _ = lasso_path(X, y, n_alphas=200, eps=1e-4)
-    nnz = (coefs != 0).sum(axis=0)
-    k = int(np.argmax(nnz >= s)) if np.any(nnz >= s) else coefs.shape[1] - 1
-    return top_s(np.abs(coefs[:, k]), s)
+
+def reference_ranking(kind: str, trial: Trial) -> np.ndarray | None:
+    """The full feature ranking of reference ``kind`` on this trial's (clipped) data, computed once.
+
+    Returns
+    -------
+    ndarray of shape (p,), int64, best first; None for ``bss`` (and any kind without a ranking).
+    """
+    if kind not in RANKED_REFERENCES:
+        return None
+
+    def compute():
+        X, y = trial.problem.X, trial.problem.y
+        if kind == "sis":
+            return ranking_of(np.abs(X.T @ y))
+        return lasso_ranking(X, y, trial.s)
+
+    return trial.shared(("reference_ranking", kind), compute)
+
+
+def reference_positions(kind: str, trial: Trial) -> np.ndarray | None:
+    """Place of every feature in the full ranking of reference ``kind`` (0 = best), or None.
+
+    None for ``true`` (simulations) and ``bss``: they rank nothing beyond their s features, so
+    TOP / GREAT / GOOD are not defined for them.
+
+    Returns
+    -------
+    ndarray of shape (p,), int64, or None.
+    """
+    ranking = reference_ranking(kind, trial)
+    return None if ranking is None else rank_positions(ranking)
 
 
 def compute_reference(kind: str, trial: Trial) -> np.ndarray:
@@ -50,11 +124,8 @@ def compute_reference(kind: str, trial: Trial) -> np.ndarray:
     UserInputError
         Unknown kind, or a bss reference the solver could not certify.
     """
-    X, y, s = trial.problem.X, trial.problem.y, trial.s
-    if kind == "sis":
-        return top_s(np.abs(X.T @ y), s)
-    if kind == "lasso":
-        return lasso_top_s(X, y, s)
+    if kind in RANKED_REFERENCES:
+        return np.sort(reference_ranking(kind, trial)[:trial.s])
     if kind == "bss":
         res = trial.optimum()
         if not res.certified or res.support is None:

@@ -154,6 +154,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("supports", "json", "the private supports (list of n_draws sorted lists of s ints)"),
     Column("diagnostics", "json", "the selector's diagnostics (dict)", role="spread"),
     Column("created", "real", "Unix time the row was made (seconds)"),
+    # swope2024 Figure 8, against the reference's full ranking (sis, lasso; NULL for bss and true):
+    # dpbench.evaluation.metrics.rank_metrics
+    Column("rank_top", "real", "TOP rate: share of the draws that are the reference's top s", summary="mean"),
+    Column("rank_great", "real", "GREAT rate: share of the draws holding the reference's top s/10 with the "
+           "rest within its top 11s/10", summary="mean"),
+    Column("rank_good", "real", "GOOD rate: share of the draws holding the reference's top s/100 with the "
+           "rest within its top 3s/2", summary="mean"),
 )
 
 #: Columns :func:`dpbench.load_results` adds to the stored ones (spread run options and

@@ -26,6 +26,7 @@ the rows of the values already there.
 from __future__ import annotations
 
 import itertools
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +87,53 @@ def to_str(value) -> str:
     if isinstance(value, str):
         return value
     raise OptionTypeError("must be a string")
+
+
+#: Sparsity rules resolved per data set from its number of features p before the run
+#: (:func:`resolve_sparsity`): ``log`` is k = floor(ln p), swope2024 section 5 ("k in {5, floor(log(d))}",
+#: d the number of features; natural log: their Figure 8 text reads k = 10 on Chin, p = 22215).
+SPARSITY_RULES = ("log",)
+
+
+def to_sparsity(value) -> int | str:
+    """A sparsity level: an integer (:func:`to_int`) or a rule of :data:`SPARSITY_RULES` (``"log"``)."""
+    if isinstance(value, str) and value.strip().lower() in SPARSITY_RULES:
+        return value.strip().lower()
+    try:
+        return to_int(value)
+    except OptionTypeError:
+        raise OptionTypeError(f"must be an integer or one of {', '.join(SPARSITY_RULES)} "
+                              "(log: floor(ln p) per data set)") from None
+
+
+def resolve_sparsity(s, p: int) -> int:
+    """The integer sparsity level of ``s`` (an integer or a rule) for a data set with ``p`` features.
+
+    Parameters
+    ----------
+    s : int or {"log"}
+        ``"log"``: ``floor(ln p)`` (swope2024 section 5, Figure 7: k = floor(log d), d = p).
+    p : int
+        Number of features of the data set (after its preprocessing).
+
+    Returns
+    -------
+    int
+        ``s`` itself when it is an integer (so settings, keys and seeds of numeric s do not change).
+
+    Raises
+    ------
+    UserInputError
+        A rule that gives s < 1 (p < 3).
+    """
+    if not isinstance(s, str):
+        return int(s)
+    # floor() of the rounded log is exact here: for p < e^28 (5e11) the integers nearest each
+    # e^k lie at least 3.7e-13 (relative) from it, far above the log's rounding error
+    k = int(math.floor(math.log(p)))
+    if k < 1:
+        raise UserInputError(f"s = {s}: floor(ln p) = {k} for p = {p} features; give a numeric s")
+    return k
 
 
 @dataclass(frozen=True)
@@ -181,7 +229,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("design", to_str, None, "design matrix for the planted generator (a data set name, e.g. nci60)"),
     Option("n", to_int, None, "list of sample sizes, e.g. 100,200,400", many=True),
     Option("p", to_int, None, "number of features (list allowed)", many=True),
-    Option("s", to_int, None, "sparsity level s (list allowed)", many=True),
+    Option("s", to_sparsity, None, "sparsity level s (list allowed); for real data also log: floor(ln p) per "
+           "data set (swope2024 Figure 7)", many=True),
     Option("snr", to_float, None, "signal-to-noise ratio (generator default 5)", many=True),
     Option("rho", to_float, None, "Toeplitz correlation rho (generator default 0.1)", many=True),
     Option("epsilon", to_float, [1.0], "privacy parameter(s) epsilon", many=True, flags=("--eps",)),

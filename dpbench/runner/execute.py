@@ -21,7 +21,8 @@ from ..score.loss import DEFAULT_LOSS
 from ..trial import DEFAULT_LAM, PluginInstances, PrivacySetup, Trial
 from ..errors import UserInputError
 from ..privacy.exponential import check_epsilon
-from ..evaluation.metrics import support_metrics
+from ..evaluation.metrics import RANK_METRICS, rank_metrics, support_metrics
+from ..evaluation.reference import reference_positions
 from ..plugin_manager import registry
 from ..problem import Problem
 from ..seeding import rng_for
@@ -418,6 +419,8 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
 
     trial = trial_for("clip")
     ref = reference_support(cfg, problem, trial)
+    # TOP / GREAT / GOOD are scored at row time against the reference's full ranking (not stored)
+    positions = reference_positions(cfg.reference, trial)
     skey = _canon(task.setting)
     base = {
         "data": setting_label(task.setting), "setting": task.setting, "n": problem.n, "p": problem.p,
@@ -480,7 +483,7 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
                 sel = run.draw(eps, cfg.draws, rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)),
                                reference=ref if ref.size == trial.s else None,
                                evaluate=lambda S: _evaluate(trial, S, ref, optimum if optimum is not None
-                                                            else _optimum_objective(trial)))
+                                                            else _optimum_objective(trial), positions))
                 rows.append(_row(cfg, task, meta, sel, t_prep))
                 if stored is not None:  # prepare_seconds is then the loading time of this run
                     rows[-1]["diagnostics"] = {**(rows[-1]["diagnostics"] or {}), "prepared_from_store": True}
@@ -505,12 +508,17 @@ def _optimum_objective(trial) -> float | None:
     return None
 
 
-def _evaluate(trial, S, ref, optimum) -> dict:
-    """The metrics of the checked supports ``S`` against ``ref`` and their objective gap."""
+def _evaluate(trial, S, ref, optimum, positions=None) -> dict:
+    """The metrics of the checked supports ``S`` against ``ref`` and their objective gap.
+
+    ``positions``: place of every feature in the reference's full ranking, for TOP / GREAT / GOOD
+    (None: a reference without a ranking, the three are None)."""
     m = support_metrics(S, ref)
     gap = None if optimum is None else float(np.mean(trial.score(S)) - optimum)
+    ranked = {f"rank_{k}": None for k in RANK_METRICS} if positions is None else \
+        {f"rank_{k}": float(v.mean()) for k, v in rank_metrics(S, positions).items()}
     return {"recovery": float(m["exact"].mean()), "f1": float(m["f1"].mean()), "topk": float(m["topk"].mean()),
-            "hamming": float(m["hamming"].mean()), "objective_gap": gap}
+            "hamming": float(m["hamming"].mean()), "objective_gap": gap, **ranked}
 
 
 def _row(cfg, task, meta, sel, t_prep) -> dict:
