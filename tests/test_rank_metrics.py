@@ -15,7 +15,7 @@ import pytest
 
 from dpbench.errors import UserInputError
 from dpbench.evaluation.metrics import rank_metrics, rank_positions, support_metrics
-from dpbench.evaluation.reference import lasso_ranking, ranking_of, top_s
+from dpbench.evaluation.reference import lasso_grid, lasso_ranking, ranking_of, top_s
 from dpbench.runner.config import resolve_sparsity, to_sparsity, OptionTypeError
 
 
@@ -135,7 +135,7 @@ def test_rankings_extend_the_reference_supports():
     r = ranking_of(v)
     assert sorted(r) == list(range(80)) and np.all(np.diff(v[r]) <= 0)
     np.testing.assert_array_equal(np.sort(r[:6]), top_s(v, 6))
-    _, coefs, _ = lasso_path(X, y, n_alphas=200, eps=1e-4)
+    _, coefs, _ = lasso_path(X, y, eps=1e-4, **lasso_grid())
     for s in (1, 4, 7):
         lr = lasso_ranking(X, y, s)
         assert sorted(lr) == list(range(80))
@@ -242,3 +242,30 @@ def test_a_database_from_before_the_rank_columns_is_extended_not_refused(tmp_pat
     rows = store.rows()
     store.close()
     assert len(rows) == 1 and all(rows[0][c] is None for c in ADDED_COLUMNS)
+
+
+def test_lasso_ranking_is_computed_once_per_data(monkeypatch):
+    from dpbench.evaluation import reference
+    from dpbench.problem import Problem
+    from dpbench.trial import PrivacySetup, Trial
+
+    calls = []
+    real = reference.lasso_ranking
+    monkeypatch.setattr(reference, "lasso_ranking", lambda X, y, s: calls.append(s) or real(X, y, s))
+    monkeypatch.setattr(reference, "_LASSO_RANKINGS", {})
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(20, 30))
+    y = np.clip(X[:, 0] - X[:, 1] + 0.1 * rng.normal(size=20), -1, 1)
+
+    def trial(X, s=3):
+        return Trial.from_problem(Problem(X, y, s, name="toy"), PrivacySetup(b_x=1.0, b_y=1.0))
+
+    first = reference.compute_reference("lasso", trial(X))
+    again = reference.compute_reference("lasso", trial(X.copy()))  # a new trial of the same data
+    np.testing.assert_array_equal(first, again)
+    assert calls == [3]
+    reference.compute_reference("lasso", trial(X, s=4))      # another s: its own path point
+    X2 = X.copy()
+    X2[0, 0] = 0.5
+    reference.compute_reference("lasso", trial(X2))          # other data
+    assert calls == [3, 4, 3]
