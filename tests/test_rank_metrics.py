@@ -229,19 +229,21 @@ def test_rows_carry_rank_metrics_for_ranked_references():
 def test_a_database_from_before_the_rank_columns_is_extended_not_refused(tmp_path):
     import sqlite3
 
-    from dpbench.results.store import ADDED_COLUMNS, COLUMNS, ResultStore
+    from dpbench.results.schema import sql_columns
+    from dpbench.results.store import ResultStore
 
+    added = ("rank_top", "rank_great", "rank_good")
     path = tmp_path / "old.db"
     con = sqlite3.connect(path)
-    con.execute("CREATE TABLE results (" + ", ".join(f"{k} {v}" for k, v in COLUMNS.items()
-                                                      if k not in ADDED_COLUMNS) + ")")
+    con.execute("CREATE TABLE results (" + ", ".join(f"{k} {v}" for k, v in sql_columns().items()
+                                                      if k not in added) + ")")
     con.execute("INSERT INTO results (key, method, status) VALUES ('k0', 'dpsis', 'ok')")
     con.commit()
     con.close()
     store = ResultStore(path)
     rows = store.rows()
     store.close()
-    assert len(rows) == 1 and all(rows[0][c] is None for c in ADDED_COLUMNS)
+    assert len(rows) == 1 and all(rows[0][c] is None for c in added)
 
 
 def test_lasso_ranking_is_computed_once_per_data(monkeypatch):
