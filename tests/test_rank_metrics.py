@@ -15,7 +15,7 @@ import pytest
 
 from dpbench.errors import UserInputError
 from dpbench.evaluation.metrics import rank_metrics, rank_positions, support_metrics
-from dpbench.evaluation.reference import lasso_grid, lasso_ranking, ranking_of, top_s
+from dpbench.evaluation.reference import lasso_grid, lasso_penalties, lasso_ranking, ranking_of, top_s
 from dpbench.runner.config import resolve_sparsity, to_sparsity, OptionTypeError
 
 
@@ -135,16 +135,17 @@ def test_rankings_extend_the_reference_supports():
     r = ranking_of(v)
     assert sorted(r) == list(range(80)) and np.all(np.diff(v[r]) <= 0)
     np.testing.assert_array_equal(np.sort(r[:6]), top_s(v, 6))
-    _, coefs, _ = lasso_path(X, y, eps=1e-4, **lasso_grid())
+    alphas, coefs, _ = lasso_path(X, y, eps=1e-4, **lasso_grid())
+    np.testing.assert_array_equal(lasso_penalties(X, y), alphas)  # the path's own grid, bit for bit
     for s in (1, 4, 7):
         lr = lasso_ranking(X, y, s)
         assert sorted(lr) == list(range(80))
         k = int(np.argmax((coefs != 0).sum(axis=0) >= s))
         # the first s: the s largest |coef| at the first path point with >= s non-zeros
         np.testing.assert_array_equal(np.sort(lr[:s]), top_s(np.abs(coefs[:, k]), s))
-        # the rest enter the path in the order given (first non-zero path point never decreases)
-        entry = [int(np.argmax(coefs[j, k:] != 0)) if np.any(coefs[j, k:] != 0) else 10**6 for j in lr]
-        assert all(a <= b for a, b in zip(entry, entry[1:]))
+        # places s+1 .. 2s: the features entering the (full) path next, in entry order
+        entry = [int(np.argmax(coefs[j, k:] != 0)) if np.any(coefs[j, k:] != 0) else 10**6 for j in lr[:2 * s]]
+        assert all(a <= b for a, b in zip(entry, entry[1:])) and entry[-1] < 10**6
 
 
 # --------------------------------------------------------------------------- s = log

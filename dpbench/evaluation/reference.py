@@ -36,6 +36,21 @@ def top_s(values, s: int) -> np.ndarray:
     return np.sort(ranking_of(values)[:s])
 
 
+def lasso_penalties(X, y, n_alphas: int = 200, eps: float = 1e-4) -> np.ndarray:
+    """The penalties of ``lasso_path(X, y, eps=eps, alphas=n_alphas)``, computed without the path.
+
+    scikit-learn's grid (``_alpha_grid``, no intercept): ``n_alphas`` geometric points from
+    ``alpha_max = max_j |x_j^T y| / n`` down to ``eps * alpha_max``, with ``X^T y`` taken on
+    the Fortran-ordered copy ``lasso_path`` works on, so the values are bit-identical (a test
+    checks it against ``lasso_path``). Shape (n_alphas,), decreasing.
+    """
+    Xy = np.asfortranarray(X, dtype=np.float64).T @ np.asarray(y, dtype=np.float64)
+    alpha_max = np.sqrt(np.max(Xy ** 2)) / X.shape[0]
+    if alpha_max <= np.finfo(np.float64).resolution:
+        return np.full(n_alphas, np.finfo(np.float64).resolution)
+    return np.geomspace(alpha_max, alpha_max * eps, num=n_alphas)
+
+
 def lasso_grid(n_alphas: int = 200) -> dict:
     """``lasso_path`` keyword for an ``n_alphas``-point penalty grid (scikit-learn 1.9 renamed
     ``n_alphas`` to an integer ``alphas``, the same grid, and warns on every call of the old name)."""
@@ -46,15 +61,21 @@ def lasso_grid(n_alphas: int = 200) -> dict:
 
 
 def lasso_ranking(X, y, s: int) -> np.ndarray:
-    """Full feature ranking of the Lasso path whose first ``s`` are :func:`lasso_top_s`.
+    """Feature ranking of the Lasso path whose first ``s`` are :func:`lasso_top_s`.
 
     At the first path point ``k`` with at least ``s`` non-zeros (the last point if none has),
     features are ordered by decreasing ``|coef_k|``; the features that are zero there follow
     in the order they enter the path as the penalty decreases (first point where they are
-    non-zero, then larger ``|coef|`` at that point), and features that never enter come last;
-    remaining ties by lower index. It extends the reference support by "the features the
-    Lasso would add next", which GREAT / GOOD need (swope2024 section 5 scores against the
-    non-private Lasso top-k).
+    non-zero, then larger ``|coef|`` at that point); remaining ties by lower index. It extends
+    the reference support by "the features the Lasso would add next", which GREAT / GOOD need
+    (swope2024 section 5 scores against the non-private Lasso top-k).
+
+    The path (scikit-learn's 200-point grid down to 1e-4 of the largest penalty) is solved only
+    until ``2 s`` features have entered from point ``k`` on, in blocks warm-started exactly as
+    ``lasso_path`` continues inside one call, so the columns computed are those of the full
+    path. The ranking is therefore exact over its first ``2 s`` places (TOP / GREAT / GOOD read
+    at most place ``3s/2``); the features not entered by then follow in index order. On the
+    p = 22 283 microarray sets this is a fraction of a second instead of 5-17 s.
 
     Parameters
     ----------
@@ -66,7 +87,17 @@ def lasso_ranking(X, y, s: int) -> np.ndarray:
     """
     from sklearn.linear_model import lasso_path
 
-    _, coefs, _ = lasso_path(X, y, eps=1e-4, **lasso_grid())
+    grid = lasso_penalties(X, y)
+    blocks, coef, start, size = [], None, 0, 8
+    while start < len(grid):
+        stop = min(len(grid), start + size)
+        _, c, _ = lasso_path(X, y, alphas=grid[start:stop], coef_init=coef)
+        blocks.append(c)
+        coef, start, size = np.asfortranarray(c[:, -1]), stop, 2 * size
+        coefs = np.hstack(blocks)
+        reached = np.flatnonzero((coefs != 0).sum(axis=0) >= s)
+        if reached.size and np.count_nonzero((coefs[:, reached[0]:] != 0).any(axis=1)) >= 2 * s:
+            break
     nnz = (coefs != 0).sum(axis=0)
     k = int(np.argmax(nnz >= s)) if np.any(nnz >= s) else coefs.shape[1] - 1
     later = np.abs(coefs[:, k:])
