@@ -259,9 +259,10 @@ def test_gurobi_misocp_handles_lam_zero():
 
 @pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")
 def test_gurobi_size_limit_gives_clear_error():
-    # Without screening the master has p + 1 = 2101 variables: over the pip licence's 2000.
+    # Without screening the master has p + 1 = 2101 variables: over the pip licence's 2000
+    # (gershgorin_nodes = 0: the Gershgorin branch and bound would certify before any master).
     score = make_problem("indep", 53, n=20, p=2100, lam=1.0)
-    sess = registry().solver("gurobi")(screen=False).session(score, 2)
+    sess = registry().solver("gurobi")(screen=False, gershgorin_nodes=0).session(score, 2)
     with pytest.raises(SolverLimitError, match="--solver highs") as ei:
         sess.solve()
     assert "size-limited licence" in str(ei.value)

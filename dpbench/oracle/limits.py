@@ -24,6 +24,11 @@ from ..base import OracleResult
 NODE_LIMIT = 5_000_000
 MASTER_ITERATIONS = 2_000
 MASTER_NODE_LIMIT = 1_000_000
+#: Nodes of the Schur/Gershgorin branch and bound that an unconstrained OA call tries before
+#: its master loop (:meth:`OASession._gershgorin_bnb`). The toeplitz n = 800, p = 10 000,
+#: Lambda in {1, 10} instances of issue 15 certify in 3-14 nodes; a call that does not
+#: certify within it goes on with the OA master, keeping the bound the search proved.
+GERSHGORIN_NODES = 2_000
 _LIMIT_MESSAGES = {
     "work_limit": lambda what: f"work limit reached ({what}; deterministic: raise it to certify)",
     "time_limit": lambda what: "wall-clock safety net reached (machine-dependent; raise safety_time_limit)",

@@ -20,8 +20,8 @@ from .branch_and_bound import BranchAndBound
 from .constraints import ConstraintSet, count_feasible, require_positive_lam
 from .cuts import _CutPool, build_master, dual_cuts
 from .heuristics import LocalSearch
-from .limits import (_LIMIT_MESSAGES, MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT, Budget,
-                     break_ties, lexmin, tie_bar)
+from .limits import (_LIMIT_MESSAGES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT,
+                     SAFETY_TIME_LIMIT, Budget, break_ties, lexmin, tie_bar)
 
 
 class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
@@ -50,7 +50,7 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                  node_limit=NODE_LIMIT, master_iterations=MASTER_ITERATIONS,
                  master_node_limit=MASTER_NODE_LIMIT, safety_time_limit=SAFETY_TIME_LIMIT, gershgorin=True,
                  relax_after=1, relax_cand=200, relax_bnb=1000, relax_nodes=2000, relax_overlap_nodes=2000,
-                 relax_overlap_after=300):
+                 relax_overlap_after=300, gershgorin_nodes=GERSHGORIN_NODES):
         super().__init__(score, s)
         require_positive_lam(score, backend)
         self.backend = backend
@@ -72,6 +72,7 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         self._fdiag: dict[tuple, np.ndarray] = {}  # Schur diagonals M_bb of the same F
         self.gershgorin = gershgorin
         self._tops = None  # gram_row_tops(score, s - 1), computed on first use
+        self._tops_in = None  # the universe of _tops as a bool mask (None: all p features)
         self._row_cache: dict[int, np.ndarray] = {}
         self._row_cap = max(64, int(max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
         self._fcut_cap = max(16, int(max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
@@ -88,6 +89,7 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         self.relax_nodes = relax_nodes
         self.relax_overlap_nodes = relax_overlap_nodes
         self.relax_overlap_after = relax_overlap_after
+        self.gershgorin_nodes = int(gershgorin_nodes)
         self._relax_delay = 0  # nodes a search processes before its first node relaxation
         self._relax_budget = 0  # node relaxations left in the current branch and bound
         self._relax_alphas: list = []  # recent node dual points (warm starts, all valid)
@@ -214,7 +216,10 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                               _LIMIT_MESSAGES["work_limit"](f"master_iterations = {self.master_iterations}"))
             if (S is not None and self._relax_lb is None  # k-support relaxation hook (see _relax_root)
                     and (it == self.relax_after or cand.size > self.relax_cand)):
-                key, rb = self._relax_root(cons, S)
+                gersh = it == 0 and self._gershgorin_hopeful(cons, cand)
+                # With the Gershgorin search to follow, a short relaxation suffices: it certifies
+                # the large-Lambda instances as well, and the search closes the rest.
+                key, rb = self._relax_root(cons, S, **(dict(rounds=2, iters=30) if gersh else {}))
                 if key is not None:
                     active.add(key)
                     lb = max(lb, rb)
@@ -234,6 +239,18 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                         msg = (f"k-support branch and bound over {cand.size} screened features, {nodes} nodes"
                                if status == "optimal" else f"branch and bound stopped ({status})")
                         return result(S2, ub2, lb2, status if status != "infeasible" else "error", it + nodes, msg)
+                    if gersh:
+                        out = self._gershgorin_bnb(cons, cand, min_lb, S, ub, budget, gap_tol)
+                        if out[3] in ("optimal", "time_limit"):
+                            S2, ub2, lb2, status, nodes = out
+                            msg = (f"Schur/Gershgorin branch and bound over {cand.size} features, {nodes} nodes"
+                                   if status == "optimal" else _LIMIT_MESSAGES["time_limit"](""))
+                            return result(S2, ub2, lb2, status, it + nodes, msg)
+                        if out[1] < ub:  # not certified within gershgorin_nodes: the OA loop goes on
+                            S, ub = out[0], out[1]
+                            self._add_cuts(S[None])
+                            cand, min_lb = self._screen(cons, S, ub)
+                        lb = max(lb, out[2])
             rows = [self.cuts.index[k] for k in active if k in self.cuts.index]
             master = build_master(cand, self.cuts.const[rows], self.cuts.W[rows], cons)
             res = self.solve_master(master, None if not math.isfinite(remaining) else remaining, gap_tol,
@@ -303,7 +320,47 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
     # enumerations with more than ``enum_limit`` feasible supports use node relaxations too,
     # after ``relax_overlap_after`` nodes (easy calls finish before; at most
     # ``relax_overlap_nodes``). All limits are counts: deterministic.
-    def _relax_root(self, cons, S):
+    def _gershgorin_hopeful(self, cons, cand):
+        """Whether an unconstrained call should try :meth:`_gershgorin_bnb` over ``cand``.
+
+        Not for overlap calls (they take the branch and bound anyway), p above
+        :data:`~dpbench.oracle.bounds.GERSHGORIN_MAX_P`, ``gershgorin`` off, a zero node budget,
+        or when a cheap floor on the root Gershgorin radius is >= 1 (the bound would be
+        infinite: few rows or strongly correlated columns, e.g. Khan at n = 63).
+        """
+        from .bounds import GERSHGORIN_MAX_P
+
+        if (cons.group is not None or not self.gershgorin or self.gershgorin_nodes <= 0
+                or self.score.p > GERSHGORIN_MAX_P):
+            return False
+        F = np.asarray(cons.fixed_in, dtype=np.int64)
+        C = np.setdiff1d(cand, F)
+        return self._gershgorin_floor(F, C, self.s - F.size) < 1.0
+
+    def _gershgorin_bnb(self, cons, cand, min_lb, S, ub, budget, gap_tol):
+        """Branch and bound over the screened candidates with the Schur/Gershgorin node bounds.
+
+        Node bounds of :meth:`_ridge_node` (curvature ``||x_b||^2 + lam`` per feature instead of
+        lam alone, so strong at small Lambda where the k-support relaxation is weak; no node
+        relaxations), at most ``gershgorin_nodes`` nodes (deterministic). ``min_lb`` bounds the
+        supports holding a screened feature.
+
+        Returns
+        -------
+        S, ub, lb, status, nodes
+            As :meth:`_branch_and_bound`; ``lb`` is a valid bound on every feasible support.
+        """
+        sub = ConstraintSet.build(self.score.p, self.s, cons.exclude, None, cons.fixed_in,
+                                  np.setdiff1d(self._all, cand))
+        self._ensure_tops(cand)
+        inner = Budget(min(self.gershgorin_nodes, budget.node_limit), budget.remaining())
+        self._relax_budget = 0
+        S2, ub2, lb2, status, nodes = self._branch_and_bound(sub, S, ub, inner, gap_tol, self.leaf_limit)
+        if status == "infeasible":  # cannot happen with a feasible incumbent; keep what we had
+            return S, ub, -np.inf, "work_limit", nodes
+        return S2, ub2, min(lb2, min_lb), status, nodes
+
+    def _relax_root(self, cons, S, **kw):
         """Root k-support dual bound of one call; returns (cut key or None, bound).
 
         Sets ``self._relax_lb`` (p,): for each feature a valid lower bound on R over the
@@ -313,7 +370,7 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
 
         sc = self.score
         fixed, groups = groups_of(cons)
-        bound, alpha, per = relaxation_bound(sc, fixed, groups, start=S, per_feature=True)
+        bound, alpha, per = relaxation_bound(sc, fixed, groups, start=S, per_feature=True, **kw)
         self._relax_lb = per
         a = sc.X.T @ alpha
         const, W = dual_cut(a, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r,

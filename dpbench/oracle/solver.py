@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..base import Param, Solver
 from .constraints import require_positive_lam
-from .limits import MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT
+from .limits import GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT
 from .session import OASession
 
 #: Parameters of every outer-approximation backend (``highs``, ``gurobi``, ``pyomo``), declared once.
@@ -17,6 +17,9 @@ OA_PARAMS = {
                         "exhaustively instead of branching (tests and tuning)", int),
     "gershgorin": Param(True, "Schur-complement/Gershgorin ridge bound in the branch and bound of overlap "
                         "calls (completion_bounds); off = cut bounds only (ablation)", bool),
+    "gershgorin_nodes": Param(GERSHGORIN_NODES, "work limit: nodes of the Schur/Gershgorin branch and bound "
+                              "an unconstrained call tries when the k-support relaxation leaves a gap "
+                              "(0 = never; deterministic)", int),
     "node_limit": Param(NODE_LIMIT, "work limit: branch-and-bound nodes per oracle call (deterministic; "
                         "a call that reaches it returns status work_limit, uncertified)", int),
     "master_iterations": Param(MASTER_ITERATIONS, "work limit: outer-approximation master solves per "
