@@ -245,6 +245,9 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                             S2, ub2, lb2, status, nodes = out
                             msg = (f"Schur/Gershgorin branch and bound over {cand.size} features, {nodes} nodes"
                                    if status == "optimal" else _LIMIT_MESSAGES["time_limit"](""))
+                            # Canonical among ties by construction (_BestTarget; a screened feature
+                            # cannot reach the tie bar), like every branch-and-bound answer.
+                            path = "bnb"
                             return result(S2, ub2, lb2, status, it + nodes, msg)
                         if out[1] < ub:  # not certified within gershgorin_nodes: the OA loop goes on
                             S, ub = out[0], out[1]
