@@ -147,3 +147,43 @@ def dpbench_losses():
     oracle needs (``oracle``: ``"least-squares"`` or ``"generic"``; a solver lists the kinds
     it accepts in ``Solver.losses``). Selected with ``--loss NAME``.
     """
+
+
+@hookspec
+def dpbench_estimators():
+    """Return the :class:`dpbench.estimation_contract.Estimator` subclasses (private estimation after selection).
+
+    Called once per process when the registry is built. An estimator fits coefficients on a
+    support a selector released, under its own budget epsilon_2 (``--estimate NAME
+    --estimate-fraction f``: the run's epsilon splits into (1 - f) epsilon for the selection
+    and f epsilon for the estimate; the row's guarantee is their basic composition, see
+    :func:`dpbench.estimation_contract.composed_guarantee`).
+
+    Returns
+    -------
+    list of type
+        Classes, not instances. Each must subclass
+        :class:`dpbench.estimation_contract.Estimator`, have a non-empty ``name`` unique among
+        the installed estimators, declare ``dp_type`` (one of
+        :data:`dpbench.estimation_contract.ESTIMATOR_DP_TYPES`), ``neighbouring`` and a
+        non-empty tuple ``losses`` of the loss names its guarantee is proved for (``("*",)``:
+        any), and implement ``estimate``, ``objective`` and ``optimum_value``. A class failing
+        these checks is skipped with one warning naming the plugin's distribution.
+
+    Examples
+    --------
+    ::
+
+        from dpbench import hookimpl
+        from dpbench.estimation_contract import Estimator
+
+        class MyOutputPerturbation(Estimator):
+            name = "outpert"
+            dp_type = "pure"
+            losses = ("least-squares",)
+            ...
+
+        @hookimpl
+        def dpbench_estimators():
+            return [MyOutputPerturbation]   # dpbench compare --estimate outpert
+    """

@@ -20,6 +20,7 @@ import pluggy
 from . import hookspecs
 from .base import DP_TYPES, PREPROCESSING, Dataset, Diagnostic, Generator, Param, Selector, Solver
 from .errors import UnknownNameError
+from .estimation_contract import ESTIMATOR_DP_TYPES, Estimator
 from .loss_contract import Loss
 
 ENTRY_POINT_GROUP = "dpbench"
@@ -29,8 +30,10 @@ KINDS = {
     "solver": "dpbench_solvers",
     "dataset": "dpbench_datasets",
     "loss": "dpbench_losses",
+    "estimator": "dpbench_estimators",
 }
-BASES = {"selector": Selector, "generator": Generator, "solver": Solver, "dataset": Dataset, "loss": Loss}
+BASES = {"selector": Selector, "generator": Generator, "solver": Solver, "dataset": Dataset, "loss": Loss,
+         "estimator": Estimator}
 
 
 def check_plugin_class(kind: str, obj) -> None:
@@ -38,7 +41,7 @@ def check_plugin_class(kind: str, obj) -> None:
 
     Parameters
     ----------
-    kind : {"selector", "generator", "solver", "dataset"}
+    kind : {"selector", "generator", "solver", "dataset", "loss", "estimator"}
     obj : object
         What the plugin's hook returned in its list.
 
@@ -51,7 +54,9 @@ def check_plugin_class(kind: str, obj) -> None:
     ValueError
         Empty ``name``; for a selector, a ``dp_type`` outside :data:`dpbench.base.DP_TYPES`
         (including none declared), no ``neighbouring`` relation, or a ``preprocessing``
-        outside :data:`dpbench.base.PREPROCESSING`.
+        outside :data:`dpbench.base.PREPROCESSING`; for an estimator, a ``dp_type`` outside
+        :data:`dpbench.estimation_contract.ESTIMATOR_DP_TYPES`, no ``neighbouring`` relation or
+        no ``losses`` (a non-empty tuple of loss names, ``("*",)`` for any).
     """
     base = BASES[kind]
     if not (isinstance(obj, type) and issubclass(obj, base)):
@@ -79,6 +84,17 @@ def check_plugin_class(kind: str, obj) -> None:
         if not isinstance(diagnostics, dict) or not all(isinstance(v, Diagnostic) for v in diagnostics.values()):
             raise TypeError(f"selector {obj.name!r}: diagnostics must be a dict of dpbench.base.Diagnostic, "
                             "e.g. {'gap_condition': Diagnostic('count', 'gap')}")
+    if kind == "estimator":
+        if obj.dp_type not in ESTIMATOR_DP_TYPES:
+            raise ValueError(f"estimator {obj.name!r} declares dp_type={obj.dp_type!r}; "
+                             f"set dp_type to one of {', '.join(ESTIMATOR_DP_TYPES)}")
+        if not isinstance(obj.neighbouring, str) or not obj.neighbouring.strip():
+            raise ValueError(f"estimator {obj.name!r} declares no neighbouring relation; "
+                             "set neighbouring = 'replace-one' (or the relation its guarantee uses)")
+        losses = obj.losses
+        if not (isinstance(losses, tuple) and losses and all(isinstance(x, str) and x for x in losses)):
+            raise ValueError(f"estimator {obj.name!r} declares losses={losses!r}; set losses to a tuple of "
+                             "the loss names its guarantee is proved for, e.g. ('least-squares',) or ('*',)")
 
 
 @dataclass(frozen=True)
@@ -151,6 +167,9 @@ class Registry:
 
     def loss(self, name):
         return self.get("loss", name)
+
+    def estimator(self, name):
+        return self.get("estimator", name)
 
     def names(self, kind: str) -> list[str]:
         return sorted(self.entries[kind])

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1] / "dpbench"
 #: Layer of each top-level module or subpackage of dpbench (docs/architecture.md).
 LAYERS = {
     "errors": 1, "problem": 1, "supports": 1, "seeding": 1, "params": 1, "base": 1,
-    "preparation": 1, "selector_contract": 1, "oracle_contract": 1, "data_contract": 1, "loss_contract": 1, "hookspecs": 1, "plugin_manager": 1,
+    "preparation": 1, "selector_contract": 1, "oracle_contract": 1, "data_contract": 1, "loss_contract": 1,
+    "estimation_contract": 1, "hookspecs": 1, "plugin_manager": 1,
     "score": 2, "privacy": 2,
     "trial": 3, "data_io": 3,
     "oracle": 4, "toplist": 4,

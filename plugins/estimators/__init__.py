@@ -1,0 +1,1 @@
+"""Built-in estimators (plugin kind ``estimator``): private estimation after selection."""
