@@ -207,7 +207,7 @@ def test_failing_selector_is_recorded_and_others_go_on(tmp_path, monkeypatch, ca
 def test_list_json_names_every_kind_and_distribution(capsys):
     assert main(["list", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert set(info) == {"selectors", "generators", "solvers", "datasets", "losses"}
+    assert set(info) == {"selectors", "generators", "solvers", "datasets", "losses", "estimators"}
     assert {"least-squares", "hinge"} <= {lo["name"] for lo in info["losses"]}
     ex = next(s for s in info["selectors"] if s["name"] == "exhaustive")
     assert ex["dp_type"] == "pure" and ex["neighbouring"] == "replace-one"

@@ -60,8 +60,11 @@ def standard_figures(sf) -> list[tuple[str, str]]:
             ("n", "recovery_prob", "Analytic probability of exact recovery against n (symlog axis)", {"logy": True}),
             ("epsilon", "recovery", "Exact recovery against ε", {}),
             ("p", "prepare", "Preparation per trial against p (seconds; oracle work shared by methods of a trial "
-                             "is charged to the first that needs it)", {"logy": True})):
-        if x not in vary:
+                             "is charged to the first that needs it)", {"logy": True}),
+            ("n", "utility_loss", "Utility loss of the private estimate against n (training rows)", {}),
+            ("n", "test_mse", "Test MSE of the private estimate against n (training rows)", {}),
+            ("epsilon", "utility_loss", "Utility loss of the private estimate against ε (the pair's budget)", {})):
+        if x not in vary or (metric in sf and not sf[metric].notna().any()) or metric not in sf:
             continue
         facets = [c for c in vary if c != x]
         col = facets[0] if facets else None
@@ -148,7 +151,7 @@ def _kv(rows) -> str:
 def render(df, database: str, interval: str = "wilson") -> str:
     """The report page for the tidy frame ``df`` (see :func:`write_report`)."""
     from ..results.summary import constant_columns, display_columns, summary_frame
-    from .tables import FOOTNOTE, HEADERS, html_table
+    from .tables import HEADERS, footnote, html_table
 
     sf = summary_frame(df, interval)
     vary = [c for c in display_columns(sf) if sf[c].astype("string").fillna("<NA>").nunique() > 1]
@@ -177,7 +180,7 @@ def render(df, database: str, interval: str = "wilson") -> str:
 {html.escape(str(database))}. Neighbouring data sets: replace-one. Self-contained page: no network access.</p>
 <h2>Figures</h2>{figs or '<p class="note">matplotlib is not installed: no figures.</p>'}
 <h2>Summary</h2><div class="scroll">{html_table(sf)}</div>
-<p class="note">{html.escape(note + FOOTNOTE.format(interval=interval))}</p>
+<p class="note">{html.escape(note + footnote(sf, interval))}</p>
 <h2>Configuration</h2>{_kv(config)}
 <h2>Data provenance</h2>{_kv(provenance(df))}
 <h2>Software and machine</h2>{_kv(machine())}

@@ -130,6 +130,7 @@ def build_run_config(opts: dict):
     method_params: dict = {}
     gen_params: dict = {}
     solver_params: dict = {}
+    estimate_params: dict = {}
     gen_name = opts.get("generator") or "toeplitz"
     items = [(i, True) for i in opts.get("config_param") or []] + [(i, False) for i in opts.get("param") or []]
     for item, from_file in items:
@@ -143,7 +144,9 @@ def build_run_config(opts: dict):
             gen_params[key] = param_values(value)
         elif name == (opts.get("solver") or "highs"):
             solver_params[key] = value
-        elif from_file and any(name in reg.names(kind) for kind in ("selector", "generator", "solver")):
+        elif opts.get("estimate") and name == opts["estimate"]:
+            estimate_params[key] = value
+        elif from_file and any(name in reg.names(kind) for kind in ("selector", "generator", "solver", "estimator")):
             continue
         else:
             raise UserInputError(f"--param {item!r}: {name!r} is neither one of the methods "
@@ -214,6 +217,8 @@ def build_run_config(opts: dict):
         b_y=opts["b_y"], r=opts["r"], lam=opts["lam"], sensitivity=opts["sensitivity"],
         solver=opts["solver"], solver_params=solver_params, reference=reference, delta=float(opts["delta"]),
         loss=opts.get("loss") or "least-squares",
+        estimate=opts.get("estimate") or None, estimate_fraction=float(opts.get("estimate_fraction", 0.5)),
+        estimate_params=estimate_params,
     )
     cfg.validate()
     return cfg
@@ -481,7 +486,7 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
     """
     from ..results.frame import frame_from_rows
     from ..results.summary import summary_frame
-    from .tables import FOOTNOTE, constants_text, rich_table
+    from .tables import constants_text, footnote, rich_table
 
     out = out or console
     if df is None:
@@ -501,7 +506,7 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
         ref = f"reference: {ref} · "
     note = GUARANTEE_NOTE.replace("'(no guarantee)' rows", "'(no DP)' rows") + " · " if "guaranteed" in df else ""
     out.print(f"[dim]neighbouring data sets: replace-one · {ref}{escape(note)}"
-              f"{FOOTNOTE.format(interval=interval)}[/dim]")
+              f"{escape(footnote(sf, interval))}[/dim]")
 
 
 def cmd_report(args) -> int:
@@ -521,11 +526,11 @@ def cmd_report(args) -> int:
     if args.markdown:
         from .tables import markdown_table as md
 
-        from .tables import FOOTNOTE
+        from .tables import footnote
 
         note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
-        text = (md(summary_frame(df, args.interval)) + f"\n{note}{FOOTNOTE.format(interval=args.interval)}\n"
-                if not df.empty else "no results\n")
+        sf = summary_frame(df, args.interval) if not df.empty else None
+        text = (md(sf) + f"\n{note}{footnote(sf, args.interval)}\n" if sf is not None else "no results\n")
         Path(args.markdown).write_text(text)
         err_console.print(f"wrote {escape(str(args.markdown))}")
     else:

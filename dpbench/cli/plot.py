@@ -24,7 +24,11 @@ METRICS = {"recovery": ("recovery", ("recovery_lo", "recovery_hi"), "exact recov
            "topk": ("topk", None, "top-k accuracy"),
            # swope2024 Figure 8 (against the reference's full ranking: --reference sis or lasso)
            "top": ("rank_top", None, "TOP rate"), "great": ("rank_great", None, "GREAT rate"),
-           "good": ("rank_good", None, "GOOD rate")}
+           "good": ("rank_good", None, "GOOD rate"),
+           # private estimation after selection (--estimate)
+           "utility_loss": ("utility_loss", None, "utility loss (objective gap of the private estimate)"),
+           "test_mse": ("test_mse", None, "test MSE (held-out rows)"),
+           "test_accuracy": ("test_accuracy", None, "test accuracy (held-out rows)")}
 #: metric -> (key of dpbench.evaluation.metrics.summarize, label) for --heatmap
 _HEATMAP = {"recovery": ("recovery_rate", "exact recovery"), "recovery_prob": ("recovery_prob", "P(exact recovery), analytic"),
             "f1": ("f1", "F1"), "topk": ("topk", "top-k accuracy"), "time": ("time_median_s", "median selection seconds"),

@@ -79,24 +79,37 @@ def table_columns(sf) -> list[str]:
     return display_columns(sf)
 
 
+#: Metrics of private estimation after selection: (summary column, header, format).
+ESTIMATION_HEADS = (("utility_loss", "utility loss", ".2g"), ("test_mse", "test MSE", ".3g"),
+                    ("test_accuracy", "test acc.", ".3f"))
+
+
+def estimation_columns(sf) -> list[tuple[str, str, str]]:
+    """The estimation metrics measured in some row of the summary (none without ``--estimate``)."""
+    return [h for h in ESTIMATION_HEADS if h[0] in sf and sf[h[0]].notna().any()]
+
+
 def rich_table(sf, title="dpbench", level=0.95):
     """A rich Table of a :func:`~dpbench.results.summary.summary_frame` (user text escaped)."""
     from rich import box
     from rich.table import Table
 
     ident = display_columns(sf)
+    extra = estimation_columns(sf)
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 0))
-    # TOP / GREAT / GOOD are in the Markdown / HTML tables and plots: this one stays within 100 columns
-    heads = [HEADERS.get(c, c) for c in ident] + ["trials", f"recovery [{level:.0%} CI]", "P exact", "F1",
-                                                   "prep s", "trial s", "ms/ draw", "fail/ unc.", "guarantee"]
+    # TOP / GREAT / GOOD are in the Markdown / HTML tables and plots: this one stays within 100 columns;
+    # with estimation metrics the per-trial time of all methods makes room for them
+    times = ["prep s", "ms/ draw"] if extra else ["prep s", "trial s", "ms/ draw"]
+    heads = [HEADERS.get(c, c) for c in ident] + ["trials", f"recovery [{level:.0%} CI]", "P exact", "F1"] + [
+        h for _, h, _ in extra] + times + ["fail/ unc.", "guarantee"]
     body, widths = [], [1] * len(heads)
     for d in sf.to_dict("records"):
         plain = [_cell(c, d[c]) for c in ident]
         if "method_label" in ident and d.get("guaranteed") is False:  # the guarantee column says why
             plain[ident.index("method_label")] = str(d["method_label"]).replace(" (no guarantee)", " (no DP)")
         plain += [trials_text(d), rate_text(d, ".2f").replace(", ", ","), _num(d["recovery_prob"], ".2g"),
-                  _num(d["f1"], ".2f"), _num(d["prepare_s"], ".1g"), _num(d["trial_prepare_all_s"], ".1g"),
-                  _num(d["draw_ms"], ".2g"), f"{d['failed']}/{d['uncertified']}", dp_text(d)]
+                  _num(d["f1"], ".2f")] + [_num(d[k], spec) for k, _, spec in extra] + [_num(d["prepare_s"], ".1g")] + (
+                  [] if extra else [_num(d["trial_prepare_all_s"], ".1g")]) + [_num(d["draw_ms"], ".2g"), f"{d['failed']}/{d['uncertified']}", dp_text(d)]
         widths = [max(w, len(t)) for w, t in zip(widths, plain)]
         cells = [escape(t) for t in plain]
         if d["uncertified"]:
@@ -136,18 +149,34 @@ FOOTNOTE = ("exact recovery: pooled rate over all draws of the ok trials with it
             "in its top 3s/2 (swope2024 Figure 8)")
 
 
+ESTIMATION_NOTE = (" · with --estimate: ε is the budget of the pair (support, coefficients), split into "
+                   "ε_select = (1 − f) ε for the selection (recovery, F1 and P(exact) are at ε_select) and "
+                   "ε_estimate = f ε for the estimate; the guarantee is their basic composition; rows are the 70 % "
+                   "training part of each trial (n) · utility loss: the estimate's objective minus the certified "
+                   "best-subset optimum on the training rows (least squares: divided by 2n) · test MSE / test acc.: "
+                   "on the 30 % held-out rows, unclipped; all three are means over draws and trials")
+
+
+def footnote(sf, interval: str) -> str:
+    """The table's footnote, with the estimation note when the summary has estimation metrics."""
+    return FOOTNOTE.format(interval=interval) + (ESTIMATION_NOTE if estimation_columns(sf) else "")
+
+
 def markdown_table(sf, level=0.95) -> str:
     """The summary frame as a GitHub-flavoured Markdown table."""
     ident = display_columns(sf)
     ranked = has_rank_metrics(sf)
+    extra = estimation_columns(sf)
     head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact) analytic",
-                                                 "F1", *(["top-k", "TOP/GREAT/GOOD"] if ranked else []), "prep s",
+                                                 "F1", *(["top-k", "TOP/GREAT/GOOD"] if ranked else []),
+                                                 *[h for _, h, _ in extra], "prep s",
                                                  "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in sf.to_dict("records"):
         cells = [_cell(c, d[c]) for c in ident] + [
             trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), _num(d["f1"]),
-            *([_num(d["topk"]), rank_text(d, ".3f")] if ranked else []), _num(d["prepare_s"], ".3g"),
+            *([_num(d["topk"]), rank_text(d, ".3f")] if ranked else []),
+            *[_num(d[k], spec) for k, _, spec in extra], _num(d["prepare_s"], ".3g"),
             _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
@@ -157,15 +186,18 @@ def html_table(sf, level=0.95) -> str:
     """The summary frame as an HTML table (every cell escaped)."""
     ident = display_columns(sf)
     ranked = has_rank_metrics(sf)
+    extra = estimation_columns(sf)
     head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact)",
-                                                 "F1 [CI]", *(["top-k", "TOP/GREAT/GOOD"] if ranked else []), "prep s",
+                                                 "F1 [CI]", *(["top-k", "TOP/GREAT/GOOD"] if ranked else []),
+                                                 *[h for _, h, _ in extra], "prep s",
                                                  "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
     out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     for d in sf.to_dict("records"):
         f1 = f"{_num(d['f1'])} [{_num(d['f1_lo'])}, {_num(d['f1_hi'])}]" if not math.isnan(d["f1"]) else "—"
         cells = [_cell(c, d[c]) for c in ident] + [
             trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), f1,
-            *([_num(d["topk"]), rank_text(d, ".3f")] if ranked else []), _num(d["prepare_s"], ".3g"),
+            *([_num(d["topk"]), rank_text(d, ".3f")] if ranked else []),
+            *[_num(d[k], spec) for k, _, spec in extra], _num(d["prepare_s"], ".3g"),
             _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
         cls = ' class="warn"' if d["uncertified"] or d["failed"] or d.get("guaranteed") is False else ""
         out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")

@@ -161,6 +161,17 @@ COLUMNS: tuple[Column, ...] = (
            "rest within its top 11s/10", summary="mean"),
     Column("rank_good", "real", "GOOD rate: share of the draws holding the reference's top s/100 with the "
            "rest within its top 3s/2", summary="mean"),
+    # private estimation after selection (--estimate; dpbench.evaluation.estimation): NULL without it
+    Column("estimate", "text", "estimator run on each drawn support (e.g. objpert)", role=_I),
+    Column("estimate_fraction", "real", "share f of ε given to the estimate", role=_I),
+    Column("epsilon_select", "real", "ε of the selection, (1 - f) ε"),
+    Column("epsilon_estimate", "real", "ε of each estimate, f ε"),
+    Column("utility_loss", "real", "mean over draws of the estimate's objective minus the certified optimum on the "
+           "training rows (least squares: score units / 2n)", summary="mean"),
+    Column("test_mse", "real", "mean over draws of the held-out mean squared error (units of y squared)",
+           summary="mean"),
+    Column("test_accuracy", "real", "mean over draws of the held-out share of correctly signed labels (±1)",
+           summary="mean"),
 )
 
 #: Columns :func:`dpbench.load_results` adds to the stored ones (spread run options and

@@ -247,6 +247,11 @@ OPTIONS: tuple[Option, ...] = (
            "2b_y^2 + 2b_x^2 r^2 s (paper); list: a grid", choices=("tight", "paper"), grid=True),
     Option("loss", to_str, "least-squares", "loss of the score R(S, D): least-squares (default) or hinge "
            "(labels +-1, e.g. --generator classification); see `dpbench list`"),
+    Option("estimate", to_str, None, "private estimation after selection on each selected support (e.g. objpert; "
+           "see `dpbench list`): each epsilon splits into (1 - f) epsilon for the selection and f epsilon for "
+           "the estimate, trials split 70/30 into training and held-out rows; adds utility loss and test MSE"),
+    Option("estimate_fraction", to_float, 0.5, "share f of each epsilon given to --estimate (default 0.5: "
+           "epsilon_estimate = f epsilon, epsilon_select = (1 - f) epsilon)"),
     Option("solver", to_str, "highs", "best-subset oracle backend (default highs; list: a grid)", grid=True),
     Option("delta", to_float, _SETUP.delta, "the run's DP delta (default 0); required > 0 when an approximate-DP method "
            "(e.g. mistakes-ptr, mcmc) runs, which is calibrated to it; stored in every row; list: a grid",

@@ -23,6 +23,7 @@ from ..errors import UserInputError
 from ..privacy.exponential import check_epsilon
 from ..evaluation.metrics import RANK_METRICS, rank_metrics, support_metrics
 from ..evaluation.reference import reference_positions
+from ..evaluation.estimation import estimation_fields, split_budget, split_rows
 from ..plugin_manager import registry
 from ..problem import Problem
 from ..seeding import rng_for
@@ -61,6 +62,15 @@ class RunConfig:
         every row records it. Must be > 0 when an approximate-DP selector runs.
     loss : str
         Registered loss of the score (``--loss``; default ``"least-squares"``).
+    estimate : str, optional
+        Registered estimator (``--estimate``) run on every drawn support after selection
+        (:mod:`dpbench.evaluation.estimation`): each epsilon is then the pair's budget, split by
+        ``estimate_fraction`` f into (1 - f) epsilon for the selection and f epsilon for the
+        estimate, and trials are split 70/30 into training and held-out rows. None: selection only.
+    estimate_fraction : float
+        f in (0, 1) (``--estimate-fraction``; default 0.5, the authors' ``frac_eps``).
+    estimate_params : dict
+        Parameters of the estimator.
     """
 
     methods: list
@@ -80,6 +90,9 @@ class RunConfig:
     reference: str = "true"
     delta: float = 0.0
     loss: str = DEFAULT_LOSS
+    estimate: str | None = None
+    estimate_fraction: float = 0.5
+    estimate_params: dict = field(default_factory=dict)
 
     @property
     def privacy_setup(self) -> PrivacySetup:
@@ -120,6 +133,16 @@ class RunConfig:
             if "*" not in allowed and self.loss not in allowed:
                 raise UserInputError(f"method {m!r} only works with --loss {' or '.join(allowed)} "
                                      f"(got --loss {self.loss}); drop it from --methods or change --loss")
+        if self.estimate is not None:
+            est = reg.estimator(self.estimate)(**self.estimate_params)
+            if "*" not in est.losses and self.loss not in est.losses:
+                raise UserInputError(f"--estimate {self.estimate} works with --loss {' or '.join(est.losses)} only "
+                                     f"(got --loss {self.loss}); drop --estimate or change --loss")
+            if not (np.isfinite(self.estimate_fraction) and 0 < self.estimate_fraction < 1):
+                raise UserInputError(f"--estimate-fraction = {self.estimate_fraction} must lie strictly between 0 "
+                                     "and 1, e.g. 0.5")
+        elif self.estimate_params:
+            raise UserInputError("estimator parameters given without --estimate; add e.g. --estimate objpert")
         if uses_oracle(self):
             solver = instances.get("solver", self.solver, self.solver_params)  # its parameters checked up front
             if self.lam == 0 and self.loss == DEFAULT_LOSS and not solver.handles_lam_zero:
@@ -340,8 +363,9 @@ def method_config(cfg: RunConfig, method: str) -> dict:
     """The run options that change a method's results (everything but data, trial, seed, epsilon,
     and the work budgets of :data:`BUDGET_PARAMS`).
 
-    The loss is named only when it is not the default, so that the keys of least-squares rows
-    written before losses existed stay valid (a resumed old database is not recomputed).
+    The loss is named only when it is not the default, and the estimator only with
+    ``--estimate``, so that the keys of rows written before either existed stay valid (a
+    resumed old database is not recomputed).
     """
     conf = {
         "params": _without_budget(cfg.method_params.get(method, {})), "draws": cfg.draws,
@@ -351,6 +375,10 @@ def method_config(cfg: RunConfig, method: str) -> dict:
     }
     if cfg.loss != DEFAULT_LOSS:
         conf["loss"] = cfg.loss
+    if cfg.estimate is not None:
+        conf.update(estimate=cfg.estimate, estimate_fraction=cfg.estimate_fraction)
+        if cfg.estimate_params:
+            conf["estimate_params"] = cfg.estimate_params
     return conf
 
 
@@ -407,6 +435,10 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
     """
     instances = run_instances(cfg)
     problem = make_problem(cfg, task.setting, task.trial)
+    skey = _canon(task.setting)
+    test = None
+    if cfg.estimate is not None:  # the selection and the estimate see the training rows only
+        problem, test = split_rows(problem, rng_for(cfg.seed, "split", skey, task.trial))
     trials = {}
 
     def trial_for(preprocessing: str) -> Trial:
@@ -421,7 +453,6 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
     ref = reference_support(cfg, problem, trial)
     # TOP / GREAT / GOOD are scored at row time against the reference's full ranking (not stored)
     positions = reference_positions(cfg.reference, trial)
-    skey = _canon(task.setting)
     base = {
         "data": setting_label(task.setting), "setting": task.setting, "n": problem.n, "p": problem.p,
         "s": problem.s, "trial": task.trial, "seed": cfg.seed, "reference": cfg.reference,
@@ -430,7 +461,7 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
     rows = TrialRows()
     rows.artefacts = []
     optimum = next((st["optimum"] for st in task.prepared.values() if st and st.get("optimum") is not None), None)
-    if optimum is None and uses_oracle(cfg):
+    if optimum is None and (uses_oracle(cfg) or cfg.estimate is not None):
         # The objective gap of every row of a run that uses the oracle, whichever method runs
         # first (the same certified solve topr / mistakes / bss make, so nothing is done twice).
         try:
@@ -480,11 +511,19 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
         for eps in epsilons:
             try:
                 # evaluated right after the draw (called within run.draw), which may have solved the optimum
-                sel = run.draw(eps, cfg.draws, rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)),
+                # with --estimate the selection runs at its share of eps; the row keeps the pair's eps
+                sel = run.draw(selection_epsilon(cfg, eps), cfg.draws,
+                               rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)),
                                reference=ref if ref.size == trial.s else None,
                                evaluate=lambda S: _evaluate(trial, S, ref, optimum if optimum is not None
                                                             else _optimum_objective(trial), positions))
-                rows.append(_row(cfg, task, meta, sel, t_prep))
+                row = _row(cfg, task, meta, sel, t_prep, eps)
+                if cfg.estimate is not None:  # one row per (method, eps): failed as a whole if this fails
+                    row.update(estimation_fields(
+                        cfg.estimate, cfg.estimate_fraction, cfg.estimate_params, trial_for("clip"), sel.draws, row,
+                        eps, test, optimum if optimum is not None else _optimum_objective(trial),
+                        rng_for(cfg.seed, "estimate", skey, task.trial, method, float(eps))))
+                rows.append(row)
                 if stored is not None:  # prepare_seconds is then the loading time of this run
                     rows[-1]["diagnostics"] = {**(rows[-1]["diagnostics"] or {}), "prepared_from_store": True}
             except PLUGIN_FAILURES as exc:
@@ -521,10 +560,15 @@ def _evaluate(trial, S, ref, optimum, positions=None) -> dict:
             "hamming": float(m["hamming"].mean()), "objective_gap": gap, **ranked}
 
 
-def _row(cfg, task, meta, sel, t_prep) -> dict:
+def selection_epsilon(cfg: RunConfig, epsilon: float) -> float:
+    """The selection's share of a row's epsilon: all of it, or (1 - f) epsilon with ``--estimate``."""
+    return float(epsilon) if cfg.estimate is None else split_budget(epsilon, cfg.estimate_fraction)[0]
+
+
+def _row(cfg, task, meta, sel, t_prep, eps) -> dict:
     lp = sel.log_prob
     return {
-        **meta, "key": row_key(cfg, task.setting, task.trial, meta["label"], sel.epsilon), "epsilon": sel.epsilon,
+        **meta, "key": row_key(cfg, task.setting, task.trial, meta["label"], eps), "epsilon": float(eps),
         "status": sel.status, "error": None, "guarantee": sel.guarantee,
         "epsilon_spent": sel.draws.epsilon_spent, "n_draws": cfg.draws,
         "recovery_prob": None if lp is None else float(np.exp(lp)), **sel.evaluation,
