@@ -227,3 +227,78 @@ def test_hinge_is_refused():
     with pytest.raises(UserInputError, match="least-squares"):
         registry().estimator("objpert")().estimate(_trial(X, y, 1.0, 2, loss="hinge"), np.array([[0, 1]]), 1.0,
                                                    np.random.default_rng(0))
+
+
+# --------------------------------------------------------------------------- the runner (--estimate)
+
+from dpbench.cli.main import main  # noqa: E402
+from dpbench.evaluation.estimation import split_rows  # noqa: E402
+from dpbench.results.frame import load_results  # noqa: E402
+from dpbench.runner.execute import RunConfig, _canon, make_problem, plan, run_trial  # noqa: E402
+from dpbench.seeding import rng_for  # noqa: E402
+
+SETTING = {"generator": "toeplitz", "n": 60, "p": 7, "s": 2}
+
+
+def _cfg(**kw):
+    base = dict(methods=["exhaustive"], data=[SETTING], trials=1, draws=30, epsilons=[2.0], lam=1.0,
+                estimate="objpert", estimate_fraction=0.5)
+    cfg = RunConfig(**{**base, **kw})
+    cfg.validate()
+    return cfg
+
+
+def test_rows_record_the_split_and_the_selection_runs_at_its_share_on_the_training_rows():
+    """The selection's analytic P(exact) at epsilon = 2, f = 0.25 is the exhaustive mechanism's at
+    epsilon_select = 1.5 on the 70 % training rows (rebuilt here from the split stream)."""
+    cfg = _cfg(estimate_fraction=0.25)
+    row = run_trial(cfg, plan(cfg)[0])[0]
+    assert row["status"] == "ok"
+    assert (row["epsilon"], row["epsilon_select"], row["epsilon_estimate"]) == (2.0, 1.5, 0.5)
+    assert row["estimate"] == "objpert" and row["estimate_fraction"] == 0.25
+    assert row["guarantee"] == "pure ε=2"  # 1.5 (exponential mechanism) + 0.5 (objpert)
+    assert row["n"] == 42  # 60 - ceil(0.3 * 60)
+    train, test = split_rows(make_problem(cfg, SETTING, 0), rng_for(cfg.seed, "split", _canon(SETTING), 0))
+    assert (train.n, test.n) == (42, 18)
+    t = Trial.from_problem(train, cfg.privacy_setup)
+    sel = registry().selector("exhaustive")()
+    prep = sel.prepare(t, np.random.default_rng(0))
+    assert row["recovery_prob"] == pytest.approx(math.exp(sel.log_prob(t, prep, 1.5, train.true_support)), rel=1e-9)
+    assert row["recovery_prob"] != pytest.approx(math.exp(sel.log_prob(t, prep, 2.0, train.true_support)), rel=1e-3)
+    assert row["utility_loss"] >= -1e-12  # the certified optimum is the minimum over all supports
+    assert row["test_mse"] > 0 and row["test_accuracy"] is None
+
+
+def test_utility_loss_vanishes_without_noise_and_uses_the_optimum_in_the_same_units():
+    """At a huge epsilon the selection returns the optimum and the noise is negligible: the utility
+    loss is the (tiny) gap of the perturbed-ridge fit, and the held-out MSE is that of the optimum."""
+    cfg = _cfg(epsilons=[1e6])
+    row = run_trial(cfg, plan(cfg)[0])[0]
+    assert row["recovery"] == 1.0 and 0 <= row["utility_loss"] < 1e-8
+
+
+def test_estimate_refused_for_the_hinge_and_for_a_bad_fraction():
+    with pytest.raises(UserInputError, match="least-squares"):
+        _cfg(loss="hinge", data=[{"generator": "classification", "n": 60, "p": 7, "s": 2}])
+    for f in (0.0, 1.0, 1.5):
+        with pytest.raises(UserInputError, match="estimate-fraction"):
+            _cfg(estimate_fraction=f)
+    with pytest.raises(UserInputError, match="without --estimate"):
+        _cfg(estimate=None, estimate_params={"jacobian_share": 0.3})
+
+
+def test_compare_shows_utility_loss_and_test_mse_per_method(tmp_path, capsys):
+    """The done-when command of issue 16 (small): every method's row has both metrics."""
+    db = tmp_path / "r.db"
+    assert main(["compare", "--methods", "topr,mistakes,mcmc", "--estimate", "objpert", "--n", "300", "--p", "8",
+                 "--s", "2", "--trials", "2", "--draws", "4", "--epsilon", "2", "--delta", "1e-6", "--lam", "5",
+                 "--param", "mcmc.iterations=200", "--param", "objpert.jacobian_share=0.4", "--out", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "utility" in out and "MSE" in out
+    df = load_results(db)
+    assert set(df["method"]) == {"topr", "mistakes", "mcmc"}
+    assert df["utility_loss"].notna().all() and df["test_mse"].notna().all()
+    assert (df["epsilon_select"] == 1.0).all() and (df["epsilon_estimate"] == 1.0).all()
+    assert (df["diag.objpert_epsilon_jacobian"] <= 0.4 + 1e-12).all()
+    assert main(["compare", "--methods", "topr", "--estimate", "objpert", "--estimate-fraction", "2",
+                 "--out", str(tmp_path / "x.db")]) == 2

@@ -182,7 +182,8 @@ def calibrate(s: int, b_x: float, b_y: float, r: float, lam: float, epsilon: flo
         raise UserInputError(f"objpert.jacobian_share = {jacobian_share} must lie in (0, 1)")
     hess = b_x * b_x * s
     grad = b_x * b_x * s * r + 2.0 * b_y * b_x * math.sqrt(s)
-    ridge = max(0.0, hess / math.expm1(jacobian_share * epsilon) - lam)
+    x = jacobian_share * epsilon
+    ridge = max(0.0, hess * math.exp(-x) / -math.expm1(-x) - lam)  # lambda / (e^x - 1), no overflow at large x
     eps_j = math.log1p(hess / (lam + ridge))
     eps_b = epsilon - eps_j
     return Calibration(hess, grad, ridge, eps_j, eps_b, grad / eps_b)
