@@ -311,7 +311,8 @@ def _json_summary(summary):
     keep = ("method", "label", "guaranteed", "guarantee", "data", "n", "p", "s", "epsilon", "delta", "trials",
             "total_trials", "recovery_rate", "recovery_se", "recovery_prob", "f1", "topk", "rank_top", "rank_great",
             "rank_good", "time_median_s",
-            "dp_type", "epsilon_spent", "reference", "failed", "uncertified")
+            "dp_type", "epsilon_spent", "reference", "failed", "uncertified", "utility_loss",
+            "test_mse", "test_accuracy")
     return [{k: _nan_to_none(d[k]) for k in keep} | {"setting": d["setting"], "config": _config(d)}
             for d in summary]
 

@@ -166,7 +166,8 @@ def summarize(rows) -> list[dict]:
         total_trials (all rows of the method/setting/epsilon/configuration), recovery_rate,
         recovery_se, recovery_prob, f1, topk, rank_top, rank_great, rank_good (nan without a
         ranked reference), time_median_s, dp_type, epsilon_spent, failed,
-        uncertified, reference, setting, config.
+        uncertified, reference, setting, config, and utility_loss, test_mse, test_accuracy
+        (means over the rows that have them, else None: runs with ``--estimate``).
     """
     groups = defaultdict(list)
     totals = Counter()
@@ -210,6 +211,9 @@ def summarize(rows) -> list[dict]:
             "uncertified": sum(r["status"] == "uncertified" for r in rs),
             "setting": first["setting"],
             "config": first["config"],
+            # --estimate (dpbench.evaluation.estimation): means over the ok rows that have them
+            **{k: (float(np.mean(v)) if (v := [r[k] for r in ok if r.get(k) is not None]) else None)
+               for k in ("utility_loss", "test_mse", "test_accuracy")},
         })
     # Per setting and epsilon: every guaranteed row first, the rows without a guarantee after them.
     out.sort(key=lambda d: (d["data"], d["p"], d["s"], d["n"], d["epsilon"], not d["guaranteed"], d["method"],
