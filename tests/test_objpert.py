@@ -302,3 +302,41 @@ def test_compare_shows_utility_loss_and_test_mse_per_method(tmp_path, capsys):
     assert (df["diag.objpert_epsilon_jacobian"] <= 0.4 + 1e-12).all()
     assert main(["compare", "--methods", "topr", "--estimate", "objpert", "--estimate-fraction", "2",
                  "--out", str(tmp_path / "x.db")]) == 2
+
+
+def test_registry_checks_estimator_classes():
+    """A class breaking the estimator contract is skipped with one warning naming the distribution."""
+    import types
+
+    from dpbench import hookimpl
+    from dpbench.estimation_contract import Estimator
+    from dpbench.plugin_manager import build_registry
+
+    class Good(Estimator):
+        name, dp_type, losses = "good", "pure", ("*",)
+
+        def estimate(self, trial, supports, epsilon, rng):
+            raise NotImplementedError
+
+        def objective(self, trial, supports, coef):
+            raise NotImplementedError
+
+        def optimum_value(self, trial, score):
+            raise NotImplementedError
+
+    class NoType(Good):
+        name, dp_type = "notype", ""
+
+    class NoLosses(Good):
+        name, losses = "nolosses", ()
+
+    class Abstract(Estimator):
+        name, dp_type, losses = "abstract", "pure", ("*",)
+
+    mod = types.ModuleType("mine")
+    mod.dpbench_estimators = hookimpl(lambda: [Good, NoType, NoLosses, Abstract])
+    with pytest.warns(UserWarning) as rec:
+        reg = build_registry([("mine", mod, "my-dist 0.1")], entry_points=False)
+    assert reg.names("estimator") == ["good"]
+    msgs = " ".join(str(w.message) for w in rec)
+    assert "my-dist 0.1" in msgs and "dp_type" in msgs and "losses" in msgs and "does not implement" in msgs
