@@ -340,3 +340,13 @@ def test_registry_checks_estimator_classes():
     assert reg.names("estimator") == ["good"]
     msgs = " ".join(str(w.message) for w in rec)
     assert "my-dist 0.1" in msgs and "dp_type" in msgs and "losses" in msgs and "does not implement" in msgs
+
+
+def test_test_accuracy_for_labels_plus_minus_one():
+    """Least squares on +-1 labels (the classification generator): held-out accuracy is reported,
+    and with a strong signal and a large budget it beats chance clearly."""
+    setting = {"generator": "classification", "n": 400, "p": 6, "s": 2, "snr": 20.0}
+    cfg = _cfg(data=[setting], epsilons=[50.0], b_y=1.0)
+    row = run_trial(cfg, plan(cfg)[0])[0]
+    assert row["status"] == "ok" and 0.6 < row["test_accuracy"] <= 1.0
+    assert row["test_mse"] > 0 and row["utility_loss"] >= -1e-12

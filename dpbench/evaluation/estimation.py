@@ -19,7 +19,8 @@ Layer 5. A run with ``--estimate NAME --estimate-fraction f`` (``RunConfig.estim
     ``objpert_least_squares`` of the NeurIPS 2025 code), None when the optimum is not certified;
   - ``test_mse``: ``mean_i (y_i - x_{i,S}^T theta_hat)^2`` over the held-out rows as drawn
     (unclipped, as the authors' ``_compute_test_mse_batch``);
-  - ``test_accuracy`` (labels +-1 only): the share of held-out rows with
+  - ``test_accuracy`` (labels +-1 only, e.g. ``--generator classification`` with least squares,
+    whose objpert fit is then a linear probability model): the share of held-out rows with
     ``sign(x_{i,S}^T theta_hat) = y_i`` (sign 0 counted as +1).
 """
 
@@ -141,7 +142,8 @@ def estimation_fields(name: str, fraction: float, params: dict, trial, draws, ro
     eps_sel, eps_est = split_budget(epsilon, fraction)
     estimator = registry().estimator(name)(**params)
     out = {"estimate": name, "estimate_fraction": fraction, "epsilon_select": eps_sel, "epsilon_estimate": eps_est}
-    binary = getattr(trial.loss_plugin, "response", "real") == "binary"
+    # labels +-1 (a classification loss, or least squares on +-1 labels: a linear probability fit)
+    binary = getattr(trial.loss_plugin, "response", "real") == "binary" or bool(np.all(np.abs(test.y) == 1.0))
     est, metrics = estimation_metrics(estimator, trial, np.asarray(row["supports"], dtype=np.int64), eps_est, rng,
                                       test, optimum, binary)
     out.update(metrics)
