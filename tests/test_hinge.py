@@ -151,8 +151,8 @@ def test_cli_hinge_runs_the_selectors_and_refuses_least_squares_only_ones(tmp_pa
     assert main(args + ["--methods", "exhaustive,topr,mistakes,mcmc,bss"]) == 0
     out = capsys.readouterr()
     assert "failed" not in out.err
-    assert main(args + ["--methods", "topr,sampagg"]) == 2
-    assert "sampagg" in capsys.readouterr().err
+    assert main(args[:-4] + ["--delta", "1e-6", "--methods", "topr,dpsis"]) == 2
+    assert "method 'dpsis' only works with --loss least-squares" in capsys.readouterr().err
 
 
 def test_generic_threshold_enumeration_equals_brute_force():
@@ -186,3 +186,40 @@ def test_a_loss_is_part_of_each_row_identity(tmp_path, capsys):
     df = load_results(db)
     assert sorted(df["loss"]) == ["hinge", "least-squares"]
     assert df.loc[df["loss"] == "hinge", "sensitivity"].iloc[0] != df.loc[df["loss"] != "hinge", "sensitivity"].iloc[0]
+
+
+def test_l1_hinge_path_enters_at_its_closed_form_penalty_and_votes_for_the_signal():
+    """lam_max = ||X^T y||_inf / n_b is where the l1-hinge path leaves beta = 0 (checked on both
+    sides with an independent LP solve), and on an easy block the first s features to enter are
+    the true support."""
+    from scipy.optimize import linprog
+
+    from dpbench_plugins.selectors.sampagg import l1_hinge_path_votes
+
+    rng = np.random.default_rng(3)
+    n, p, s = 200, 12, 2
+    X = rng.standard_normal((n, p))
+    y = np.where(X[:, 4] + X[:, 9] + 0.1 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    lam_max = np.max(np.abs(X.T @ y)) / n
+
+    def l1_hinge(lam):  # beta = u - v as one variable block per sign, rows' slacks last
+        c = np.concatenate([np.full(2 * p, lam), np.full(n, 1.0 / n)])
+        A = np.hstack([-(y[:, None] * X), y[:, None] * X, -np.eye(n)])
+        res = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=(0, None), method="highs-ipm")
+        return res.x[:p] - res.x[p:2 * p]
+
+    assert np.allclose(l1_hinge(1.001 * lam_max), 0, atol=1e-7)
+    assert np.abs(l1_hinge(0.95 * lam_max)).max() > 1e-6
+    votes, ok = l1_hinge_path_votes(X, y, s)
+    assert ok and votes.tolist() == [4, 9]
+
+
+def test_sampagg_runs_with_the_hinge_loss_and_recovers_at_large_epsilon(tmp_path):
+    from dpbench import load_results
+
+    db = str(tmp_path / "s.db")
+    assert main(["compare", "--methods", "sampagg", "--loss", "hinge", "--generator", "classification",
+                 "--p", "20", "--s", "2", "--n", "2000", "--snr", "20", "--trials", "1", "--draws", "20",
+                 "--epsilon", "1000", "--out", db]) == 0
+    row = load_results(db).iloc[0]
+    assert row["status"] == "ok" and row["recovery"] == 1.0 and row["guarantee"] == "pure ε=1000"

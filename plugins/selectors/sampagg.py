@@ -22,6 +22,11 @@ exactly s ones whatever its data), not from clipping, so the selector declares
 first stage and the authors' Lasso-subsample do. (On real data the runner's optional
 standardisation still applies; it is flagged as non-private there.)
 
+Classification (``--loss hinge``): the block estimator is the l1-penalised hinge loss, as
+the authors' ``hinge_neurips.py`` (``lasso_gurobi`` inside ``subsample``), followed along its
+penalty path like the Lasso (:func:`l1_hinge_path_votes`); the votes, the noise and the
+guarantee are the same, since they do not depend on the loss.
+
 ``prepare`` (epsilon-independent) does the block fits and the vote average; ``draw`` only
 adds noise, so an epsilon sweep reuses one preparation.
 """
@@ -32,6 +37,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import hstack, identity
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, lasso_path
 
@@ -157,6 +164,53 @@ def lasso_path_votes(X, y, s: int, max_iter: int = 1000, tol: float = 1e-4):
     return np.sort(entered[order[:s]]).astype(np.int64), True
 
 
+def l1_hinge_path_votes(X, y, s: int):
+    """Votes of one block: the first ``s`` features to enter its l1-penalised hinge path.
+
+    The block estimator of the authors' sparse classification (``hinge_neurips.py``,
+    ``lasso_gurobi``): ``min_beta (1/n_b) sum_i max(0, 1 - y_i x_i^T beta) + lam ||beta||_1``,
+    no intercept, labels +-1, solved exactly as a linear program (``scipy.optimize.linprog``,
+    HiGHS) with ``beta = u - v``, ``u, v >= 0`` and one slack per row. At ``beta = 0`` every
+    row is in the hinge's linear part, so ``beta = 0`` is optimal iff
+    ``lam >= lam_max = ||X^T y||_inf / n_b``; the penalties are ``PATH_ALPHAS`` log-spaced
+    values from ``lam_max`` down to ``PATH_EPS * lam_max`` (the Lasso path's grid), visited in
+    decreasing order until ``s`` features have entered. The authors bisect the penalty
+    towards exactly ``s`` non-zeros and keep the ``s`` largest; a path order needs no
+    bisection tolerance and gives the same kind of exactly-``s`` vote. Ordering within one
+    penalty: larger |coefficient|, then index.
+
+    Returns
+    -------
+    votes : ndarray of shape (<= s,), int64
+    converged : bool
+        False if some linear program did not reach optimality (its block is topped up).
+    """
+    n_b, p = X.shape
+    yx = y[:, None] * X
+    lam_max = np.max(np.abs(yx.sum(axis=0))) / n_b
+    if not lam_max > 0:
+        return np.empty(0, dtype=np.int64), True
+    # rows: -y_i x_i^T u + y_i x_i^T v - xi_i <= -1   (xi_i >= 1 - y_i x_i^T beta)
+    A = hstack([-yx, yx, -identity(n_b)], format="csc")
+    b = -np.ones(n_b)
+    first = np.full(p, PATH_ALPHAS, dtype=np.int64)
+    size_at_entry = np.zeros(p)
+    for a, lam in enumerate(np.geomspace(lam_max, lam_max * PATH_EPS, PATH_ALPHAS)):
+        c = np.concatenate([np.full(2 * p, lam), np.full(n_b, 1.0 / n_b)])
+        res = linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
+        if res.status != 0:
+            return np.empty(0, dtype=np.int64), False
+        beta = res.x[:p] - res.x[p:2 * p]
+        new = (first == PATH_ALPHAS) & (np.abs(beta) > 1e-9)
+        first[new] = a
+        size_at_entry[new] = np.abs(beta[new])
+        if np.count_nonzero(first < PATH_ALPHAS) >= s:
+            break
+    entered = np.flatnonzero(first < PATH_ALPHAS)
+    order = np.lexsort((entered, -size_at_entry[entered], first[entered]))
+    return np.sort(entered[order[:s]]).astype(np.int64), True
+
+
 def top_up(votes, X, y, s: int) -> np.ndarray:
     """Complete a block's votes to exactly ``s`` features (deterministic in the block's data).
 
@@ -193,7 +247,7 @@ def block_votes(X, y, blocks, s: int, estimator: str = "lasso_path", alpha: floa
     blocks : list of ndarray
         Disjoint row-index arrays (:func:`make_blocks`).
     s : int
-    estimator : {"lasso", "lasso_path"}
+    estimator : {"lasso", "lasso_path", "l1_hinge_path"}
     alpha : float
         Penalty of the ``lasso`` estimator.
 
@@ -213,8 +267,11 @@ def block_votes(X, y, blocks, s: int, estimator: str = "lasso_path", alpha: floa
             idx, ok = lasso_votes(X[rows], y[rows], s, alpha, max_iter)
         elif estimator == "lasso_path":
             idx, ok = lasso_path_votes(X[rows], y[rows], s, max_iter)
+        elif estimator == "l1_hinge_path":
+            idx, ok = l1_hinge_path_votes(X[rows], y[rows], s)
         else:
-            raise UserInputError(f"unknown sampagg estimator {estimator!r}; use 'lasso' or 'lasso_path'")
+            raise UserInputError(f"unknown sampagg estimator {estimator!r}; use 'lasso', 'lasso_path' "
+                                 "or 'l1_hinge_path'")
         votes[b, top_up(idx, X[rows], y[rows], s)] = 1
         unconverged += not ok
     return votes, unconverged
@@ -285,18 +342,20 @@ class SampAgg(Selector):
 
     name = "sampagg"
     summary = ("subsample-and-aggregate on unclipped data: sqrt(n) blocks cast exactly s votes (first s "
-               "features on the Lasso path), Laplace(2s/(m eps)), top s")
+               "features on the Lasso path, or the l1-hinge path for --loss hinge), Laplace(2s/(m eps)), top s")
     dp_type = "pure"
     preprocessing = "none"
-    # votes of least-squares fits: defined for the ridge score only (issue 16)
-    losses = ("least-squares",)
+    # the votes' estimator follows the loss (Lasso path / l1-hinge path); the guarantee does not
+    losses = ("least-squares", "hinge")
     reference = "Kifer, Smith & Thakurta 2012 (two-stage, first stage); design.md 4.5"
     prepared_type = SampAggPrepared
     params = {
-        "estimator": Param("lasso_path", "block estimator: 'lasso_path' (first s features to enter the "
-                                         "Lasso path) or 'lasso' (s largest |coef| of Lasso(alpha)); "
-                                         "either topped up to exactly s votes",
-                           str, choices=("lasso", "lasso_path")),
+        "estimator": Param("auto", "block estimator: 'lasso_path' (first s features to enter the "
+                                   "Lasso path), 'lasso' (s largest |coef| of Lasso(alpha)), "
+                                   "'l1_hinge_path' (first s on the l1-penalised hinge path), each "
+                                   "topped up to exactly s votes; 'auto': l1_hinge_path for --loss "
+                                   "hinge, else lasso_path",
+                           str, choices=("auto", "lasso", "lasso_path", "l1_hinge_path")),
         "alpha": Param(0.1, "Lasso penalty of the 'lasso' estimator (scikit-learn scaling)", float,
                        interval=(0.0, None, "neither")),
         "shuffle": Param(True, "shuffle rows (seeded, data-independent) before splitting into blocks", bool),
@@ -307,8 +366,11 @@ class SampAgg(Selector):
         c = self.config
         n = trial.n
         blocks = make_blocks(n, rng if c["shuffle"] else None)
+        estimator = c["estimator"]
+        if estimator == "auto":
+            estimator = "l1_hinge_path" if trial.loss == "hinge" else "lasso_path"
         votes, unconverged = block_votes(trial.problem.X, trial.problem.y, blocks, trial.s,
-                                         c["estimator"], c["alpha"], c["max_iter"])
+                                         estimator, c["alpha"], c["max_iter"])
         return SampAggPrepared(aggregate_votes(votes), len(blocks), int(votes.sum()), int(unconverged))
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
