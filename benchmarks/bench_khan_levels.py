@@ -13,14 +13,23 @@ are wall clock on a shared machine (noisy); the work counts are the same on ever
 
     python benchmarks/bench_khan_levels.py [--lam 10,120] [--stages optimum,mistakes,topr]
 
-Measured 2026-11-21, Lambda = 10, 2-core machine shared by ~15 processes (load 12-30, so
-seconds are several times the idle figures): optimum 6-12 s (295 nodes; 249 s before, when a
-threshold tie-check after the k-support branch and bound took 13 146 nodes); ``mistakes``
-certified: levels 2-5 by one call per root, 2 150 nodes in total (before: level 4 stopped
-uncertified at 20 000 joint nodes, lower bound 3.836 against 3.985); ``topr`` not certified:
-the R-th score (tau ~ 4.283) lies above the minima of levels 2-5 (3.80 .. 4.19), so levels 4
-and 5 (C(5, t) C(2303, t) ~ 1e12 and 5e14 members) must be enumerated below tau; one root of
-level 4 alone needs 12 690 nodes, and the root k-support bound (3.72) screens no feature.
+Measured 2026-11-21, Lambda = 10, 2-core machine shared by many processes (load 5-30, so
+seconds are several times the idle figures):
+
+* optimum: certified, 295 nodes, 6-16 s (before: 249 s, of which a threshold tie-check after
+  the k-support branch and bound, already canonical, took 13 146 nodes);
+* ``mistakes`` (levels 2-5): certified, 3 342 nodes/iterations in all, 74-109 s; levels 3-5 by
+  one call per root (before: level 4 stopped uncertified at 20 000 joint nodes, lower bound
+  3.836 against 3.985, and level 5 likewise);
+* ``topr``: not certified, 417 s. The R-th score (tau = 4.2827) lies above the minima of
+  levels 2-5 (3.800, 3.870, 3.985, 4.190), so every level must be enumerated below tau:
+  level 2 (8 354 members, 1 385 nodes) and level 3 (4 709 members, 16 432 nodes) certify;
+  levels 4 and 5 (C(5, t) C(2303, t) ~ 1.2e12 and 5.4e14 members) stop at 20 000 nodes
+  with 278 and 12 members found. One root of level 4 alone needs 12 690 nodes, and the root
+  k-support bound (3.72 < tau) screens no feature: stronger node bounds are what is missing.
+
+Lambda = 120: everything certified, 17 s in all (optimum 1 node, levels 263, topr's threshold
+enumerations 289 / 300 / 189 nodes), as before.
 """
 
 import time
