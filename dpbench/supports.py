@@ -216,3 +216,33 @@ def unrank_support(rank: int, p: int, s: int) -> np.ndarray:
             rank -= c
             x += 1
     return np.array(out, dtype=np.int64)
+
+
+def _ids_ok(p, s) -> bool:
+    return n_supports(p, s) < 2**63
+
+
+def support_index(list_supports, p: int):
+    """A lookup from support to its position in ``list_supports`` (R, s).
+
+    Returns a function mapping supports (B, s) to positions (B,), -1 for supports not listed.
+    Uses colexicographic ids when C(p, s) fits in int64, else a dictionary of row tuples.
+    """
+    L = np.asarray(list_supports, dtype=np.int64)
+    if _ids_ok(p, L.shape[1]):
+        ids = support_ids(L, p) if len(L) else np.empty(0, dtype=np.int64)
+        order = np.argsort(ids)
+        sorted_ids = ids[order]
+
+        def lookup(S):
+            q = support_ids(np.asarray(S, dtype=np.int64), p)
+            pos = np.searchsorted(sorted_ids, q)
+            pos = np.minimum(pos, max(len(sorted_ids) - 1, 0))
+            hit = (sorted_ids[pos] == q) if len(sorted_ids) else np.zeros(len(q), bool)
+            return np.where(hit, order[pos] if len(order) else -1, -1)
+        return lookup
+    table = {tuple(row): i for i, row in enumerate(L.tolist())}
+
+    def lookup(S):
+        return np.array([table.get(tuple(row), -1) for row in np.asarray(S).tolist()], dtype=np.int64)
+    return lookup

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .base import OracleResult
-from .oracle.threshold import supports_below_by_calls
-from .supports import iter_supports, n_supports, single_swaps, support_ids
+from .oracle.threshold import overlap_by_roots, supports_below_by_calls
+from .supports import iter_supports, single_swaps, support_index  # noqa: F401 (support_index: re-export)
 from .oracle.limits import lexmin, tie_bar
 
 #: Chunk of supports scored per call when enumerating a swap level.
@@ -53,9 +53,10 @@ THRESHOLD_MAX_COUNT = 2_000_000
 #: Default work limit of topr / mistakes / mistakes-ptr: branch-and-bound nodes per oracle call
 #: on the swap levels. A count, not seconds, so every machine certifies the same trials. The
 #: paper's designs (toeplitz, p = 200 to 10 000, Lambda = 120) certify far below it; on Khan
-#: (63 x 2308, Lambda = 10) the threshold enumerations do not certify at any budget we tried,
-#: and 20 000 nodes keeps such a trial to about 5 minutes (1 000 000 took hours) before it is
-#: reported uncertified. Raise it per run with --param topr.node_limit=... (and
+#: (63 x 2308, standardised, Lambda = 10) the level minima certify with one call per root
+#: (about 2 000 nodes in all), but topr's threshold enumerations of levels 4 and 5 do not
+#: (12 690 nodes for one root of level 4), and 20 000 nodes per call bounds the time spent
+#: before the trial is reported uncertified (1 000 000 took hours). Raise it per run with --param topr.node_limit=... (and
 #: --retry-uncertified to redo only the uncertified rows).
 SWAP_LEVEL_NODE_LIMIT = 20_000
 
@@ -203,9 +204,28 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, nod
             best_S = lexmin(S[ok])  # canonical among ties (TIE_RTOL), as every oracle backend
             best_sc = float(sc[ok][np.flatnonzero((S[ok] == best_S).all(axis=1))[0]])
             return OracleResult(best_S, best_sc, best_sc, "optimal", 0, time.perf_counter() - t0, CLOSED_FORM)
-        return trial.oracle(name).solve(overlap=(center, trial.s - t), **_limit(node_limit))
+        return _level_by_oracle(trial.oracle(name), center, trial.s - t, node_limit)
 
     return trial.shared(("swap_level", name, int(t)), compute)
+
+
+#: Branch-and-bound nodes of the first, joint call over all roots of a level (enough where the
+#: level is easy); if it does not certify, each root gets its own call (:func:`overlap_by_roots`).
+LEVEL_JOINT_NODES = 300
+
+
+def _level_by_oracle(sess, center, k, node_limit):
+    """The optimum of a swap level (overlap k with ``center``): joint call, else one call per root."""
+    first = LEVEL_JOINT_NODES if node_limit is None else min(LEVEL_JOINT_NODES, int(node_limit))
+    res = sess.solve(overlap=(center, k), node_limit=first)
+    if res.certified:
+        return res
+    by_roots = overlap_by_roots(sess, center, k, node_limit=node_limit)
+    if by_roots is not None:
+        by_roots.seconds += res.seconds
+        by_roots.iterations += res.iterations
+        return by_roots
+    return sess.solve(overlap=(center, k), **_limit(node_limit))  # near-tie across roots: joint tie-break
 
 
 def _level_chunks(trial, center, t: int):
@@ -563,10 +583,6 @@ def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_l
     return native(math.inf, max_count=max_count, **kw)
 
 
-def _ids_ok(p, s) -> bool:
-    return n_supports(p, s) < 2**63
-
-
 def _levels(S, center) -> np.ndarray:
     """t = |S \\ center| for each row of S (B, s)."""
     return S.shape[1] - np.isin(S, center).sum(axis=1)
@@ -584,32 +600,6 @@ def _rth_bound(out_sc, new_sc, sources, R) -> float:
     if len(allsc) < R:
         return math.inf
     return float(np.partition(allsc, R - 1)[R - 1])
-
-
-def support_index(list_supports, p: int):
-    """A lookup from support to its position in ``list_supports`` (R, s).
-
-    Returns a function mapping supports (B, s) to positions (B,), -1 for supports not listed.
-    Uses colexicographic ids when C(p, s) fits in int64, else a dictionary of row tuples.
-    """
-    L = np.asarray(list_supports, dtype=np.int64)
-    if _ids_ok(p, L.shape[1]):
-        ids = support_ids(L, p) if len(L) else np.empty(0, dtype=np.int64)
-        order = np.argsort(ids)
-        sorted_ids = ids[order]
-
-        def lookup(S):
-            q = support_ids(np.asarray(S, dtype=np.int64), p)
-            pos = np.searchsorted(sorted_ids, q)
-            pos = np.minimum(pos, max(len(sorted_ids) - 1, 0))
-            hit = (sorted_ids[pos] == q) if len(sorted_ids) else np.zeros(len(q), bool)
-            return np.where(hit, order[pos] if len(order) else -1, -1)
-        return lookup
-    table = {tuple(row): i for i, row in enumerate(L.tolist())}
-
-    def lookup(S):
-        return np.array([table.get(tuple(row), -1) for row in np.asarray(S).tolist()], dtype=np.int64)
-    return lookup
 
 
 def level_minima(trial, solver=None, node_limit=None):

@@ -317,12 +317,12 @@ def test_small_levels_need_no_oracle_call():
 
 
 class TimeLimitedSession(CountingSession):
-    """Pretends every overlap call hit its time limit (returns the answer, uncertified)."""
+    """Pretends every level call (overlap, or one root of it) hit its time limit (answer kept, uncertified)."""
 
     def solve(self, **kw):
         res = self.inner.solve(**kw)
         self.calls.append(kw)
-        if kw.get("overlap") is not None:
+        if kw.get("overlap") is not None or len(kw.get("fixed_out", ())):
             return OracleResult(res.support, res.objective, res.objective - 1.0, "time_limit", 1, 0.0)
         return res
 
@@ -346,7 +346,8 @@ class DeepLevelsTimeLimited(CountingSession):
         res = self.inner.solve(**kw)
         self.calls.append(kw)
         ov = kw.get("overlap")
-        if ov is not None and ov[1] < len(ov[0]) - 2:
+        # a level t >= 3: joint overlap call, or one of its roots (t features of the center fixed out)
+        if (ov is not None and ov[1] < len(ov[0]) - 2) or len(kw.get("fixed_out", ())) > 2:
             return OracleResult(res.support, res.objective, res.objective - 1e-3, "time_limit", 1, 0.0)
         return res
 
@@ -551,3 +552,77 @@ def test_threshold_and_call_paths_agree():
     b = _swaps.top_list(trial, R, enum_limit=0, level_search="calls")
     assert a.certified and b.certified and b.diagnostics["extra_calls"] > 0
     np.testing.assert_array_equal(a.supports, b.supports)
+
+
+# --------------------------------------------------------------------------- swap levels by roots
+
+
+def _duplicates_problem(seed, n=60, p=11, s=3):
+    """Exact duplicate columns 0 = 1 and 5 = 6: exactly tied supports inside and across roots."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    X[:, 1] = X[:, 0]
+    X[:, 6] = X[:, 5]
+    beta = np.zeros(p)
+    beta[[1, 2, 8]] = 0.6
+    return Problem(X, X @ beta + 0.3 * rng.standard_normal(n), s, true_support=[1, 2, 8])
+
+
+def _three_pairs_problem(seed, n=60, p=11):
+    """Duplicates 0 = 1, 5 = 6, 8 = 9 and y on x0, x5, x8: S1 = {0, 5, 8} and level 2's minimum is
+    tied exactly across three roots ({0, 6, 9}, {1, 5, 9}, {1, 6, 8}: kept {0}, {5}, {8})."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    X[:, 1], X[:, 6], X[:, 9] = X[:, 0], X[:, 5], X[:, 8]
+    beta = np.zeros(p)
+    beta[[0, 5, 8]] = 0.6
+    return Problem(X, X @ beta + 0.3 * rng.standard_normal(n), 3, true_support=[0, 5, 8], name="ties-across-roots")
+
+
+@pytest.mark.parametrize("problem,lam", [
+    (copies_problem(0, p=16, s=4), 2.0), (copies_problem(1, p=14, s=3), 120.0),
+    (copies_problem(2, p=12, s=4), 0.5), (_duplicates_problem(0), 2.0), (_duplicates_problem(3), 10.0),
+    (_three_pairs_problem(0), 2.0)],
+    ids=["copies-4", "copies-3-lam120", "copies-4-lam0.5", "dups-0", "dups-3", "ties-across-roots"])
+@pytest.mark.parametrize("oracle", [{"enum_limit": 0}, {"enum_limit": 0, "leaf_limit": 1}],
+                         ids=["oa-master", "bnb-deep"])
+def test_levels_by_roots_match_enumeration(problem, lam, oracle, monkeypatch):
+    """With no joint budget every level >= 2 comes from one call per root (overlap_by_roots), or,
+    on a near-tie across roots, from the joint call; minima and canonical supports equal brute force."""
+    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_swaps, "LEVEL_JOINT_NODES", 0)
+    trial = highs_trial(problem, lam, **oracle)
+    S, sc = enumerate_all(trial)  # sorted by (score, support): the first member of a level is canonical
+    center = S[0]
+    minima, cert, _, calls = _swaps.level_minima(trial)
+    t_all = trial.s - np.isin(S, center).sum(axis=1)
+    by_roots = 0
+    for t in range(2, _swaps.max_level(trial.p, trial.s) + 1):
+        res = _swaps.level_optimum(trial, t)
+        first = np.flatnonzero(t_all == t)[0]
+        vmin = sc[first]
+        tied = np.flatnonzero((t_all == t) & (sc <= vmin + 1e-9 * abs(vmin)))
+        canon = S[tied[np.lexsort(S[tied].T[::-1])[0]]]
+        assert res.certified, res
+        np.testing.assert_array_equal(np.sort(res.support), canon)
+        np.testing.assert_allclose(minima[t], vmin, rtol=1e-12)
+        by_roots += "roots" in res.message
+    assert cert.all()
+    if problem.name == "ties-across-roots":
+        # level 2's tie spans roots: the joint call decides it (overlap_by_roots returns None)
+        assert "roots" not in _swaps.level_optimum(trial, 2).message
+    else:
+        assert by_roots >= 1
+
+
+def test_overlap_by_roots_uncertified_root_keeps_a_valid_bound():
+    """A root stopped by its work limit leaves the level uncertified with the smallest root bound."""
+    from dpbench.oracle.threshold import overlap_by_roots
+
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    sess = trial.oracle("highs")
+    res = overlap_by_roots(sess, S[0], 2, node_limit=1)
+    lvl = trial.s - np.isin(S, S[0]).sum(axis=1) == 2
+    assert not res.certified and res.status == "work_limit"
+    assert res.lower_bound <= sc[lvl].min() <= res.objective

@@ -236,6 +236,10 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                                                                              self.leaf_limit)
                         self._relax_budget = 0
                         lb2 = min(lb2, min_lb)
+                        # Canonical already: the search keeps every support within tie_bar of its
+                        # minimum (_BestTarget), and each screened-out feature's bound exceeds
+                        # ub + 1e-9 max(1, ub) >= tie_bar(ub), so no tie contains one; skip _canonical.
+                        path = "bnb"
                         msg = (f"k-support branch and bound over {cand.size} screened features, {nodes} nodes"
                                if status == "optimal" else f"branch and bound stopped ({status})")
                         return result(S2, ub2, lb2, status if status != "infeasible" else "error", it + nodes, msg)
