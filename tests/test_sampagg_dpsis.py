@@ -558,6 +558,23 @@ def test_runner_gives_sampagg_unclipped_data(monkeypatch):
     assert SampAgg.preprocessing == "none" and Exhaustive.preprocessing == "clip"
 
 
+def test_sampagg_objective_gap_is_measured_on_the_clipped_data_of_the_optimum():
+    """sampagg runs on unclipped data, but its objective gap compares its supports' scores with
+    the certified optimum of the clipped data, so both must be scored on the clipped data."""
+    from dpbench import Trial
+    from dpbench.runner.execute import RunConfig, make_problem, plan, run_trial
+
+    cfg = RunConfig(methods=["sampagg", "bss"], data=[{"generator": "toeplitz", "n": 100, "p": 8, "s": 2}],
+                    trials=1, draws=4, solver="enumerate")
+    task = plan(cfg)[0]
+    rows = {r["method"]: r for r in run_trial(cfg, task)}
+    clipped = Trial.from_problem(make_problem(cfg, task.setting, 0), cfg.privacy_setup, preprocessing="clip")
+    best = clipped.optimum("enumerate").objective
+    expected = float(np.mean(clipped.score(np.array(rows["sampagg"]["supports"]))) - best)
+    assert rows["sampagg"]["objective_gap"] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    assert rows["sampagg"]["objective_gap"] >= 0 and rows["bss"]["objective_gap"] == pytest.approx(0, abs=1e-12)
+
+
 # --------------------------------------------------------------------------- generators
 
 

@@ -515,7 +515,9 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
                 sel = run.draw(selection_epsilon(cfg, eps), cfg.draws,
                                rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)),
                                reference=ref if ref.size == trial.s else None,
-                               evaluate=lambda S: _evaluate(trial, S, ref, optimum if optimum is not None
+                               # the gap is on the clipped data the optimum was solved on, whatever
+                               # data the selector saw (sampagg's are unclipped)
+                               evaluate=lambda S: _evaluate(trial_for("clip"), S, ref, optimum if optimum is not None
                                                             else _optimum_objective(trial), positions))
                 row = _row(cfg, task, meta, sel, t_prep, eps)
                 if cfg.estimate is not None:  # one row per (method, eps): failed as a whole if this fails
