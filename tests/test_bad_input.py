@@ -137,6 +137,18 @@ def test_a_file_that_is_not_sqlite(tmp_path, capsys):
     assert "not an SQLite file" in one_error(capsys, "report", str(db))
 
 
+def test_an_empty_file_is_not_called_missing(tmp_path, capsys):
+    db = tmp_path / "empty.db"
+    db.touch()
+    line = one_error(capsys, "report", str(db))
+    assert "is an empty file" in line and "does not exist" not in line
+
+
+def test_unknown_loss_lists_the_known_losses(tmp_path, capsys):
+    line = one_error(capsys, "compare", *SMALL, "--loss", "nonsense", "--out", str(tmp_path / "r.db"))
+    assert "known losses: " in line and "least-squares" in line
+
+
 def test_locked_database_is_waited_for_then_refused(tmp_path, capsys, monkeypatch):
     import dpbench.results.store as store
 
