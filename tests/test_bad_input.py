@@ -255,3 +255,16 @@ def test_lambda_zero_with_an_outer_approximation_backend_fails_before_the_first_
                      "--out", str(tmp_path / "r.db"))
     assert "needs a ridge penalty lam > 0" in line and "misocp" in line
     assert not (tmp_path / "r.db").exists()
+
+
+def test_plot_without_matplotlib_is_one_line(tmp_path, capsys, monkeypatch):
+    # a plain `pip install .` has no matplotlib: plot must say how to get it, not raise
+    import sys
+
+    db = tmp_path / "r.db"
+    assert run(capsys, "compare", *SMALL, "--out", str(db))[0] == 0
+    for mod in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    line = one_error(capsys, "plot", str(db), "--x", "n", "-o", str(tmp_path / "f.png"))
+    assert "pip install 'dpbench[plot]'" in line

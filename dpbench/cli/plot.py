@@ -212,9 +212,9 @@ def _isnan(a):
 
 def plot_frame(sf, output, **kw) -> int:
     """Draw :func:`make_figure` into ``output`` (legend outside the panels); returns the panel count."""
+    fig, n = make_figure(sf, **kw)  # first: it turns a missing matplotlib into one UserInputError
     import matplotlib.pyplot as plt
 
-    fig, n = make_figure(sf, **kw)
     fig.savefig(output, dpi=130, bbox_inches="tight")
     plt.close(fig)
     return n
