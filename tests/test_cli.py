@@ -247,3 +247,17 @@ def test_third_party_selector_via_entry_point(tmp_path):
     # coinflip's analytic recovery probability is 1 / C(20, 3)
     assert rows["coinflip"]["recovery_prob"] == pytest.approx(1 / 1140)
     assert rows["coinflip"]["trials"] == 3 and rows["coinflip"]["failed"] == 0
+
+
+def test_recovery_interval_is_rounded_outwards():
+    # 0 exact recoveries in 1000 draws: Wilson upper bound 3.84/1003.84 = 0.0038, which
+    # rounding to nearest printed as "0.00 [0.00,0.00]"
+    from dpbench.cli.tables import rate_text
+    from dpbench.results.summary import rate_interval
+
+    lo, hi = rate_interval(0, 1000, "wilson")
+    assert 0.003 < hi < 0.004
+    assert rate_text({"recovery": 0.0, "recovery_lo": lo, "recovery_hi": hi}, ".2f") == "0.00 [0.00, 0.01]"
+    assert rate_text({"recovery": 0.5, "recovery_lo": 0.4649, "recovery_hi": 0.25 + 0.25}, ".2f") \
+        == "0.50 [0.46, 0.50]"  # a bound on the printed grid stays where it is
+    assert rate_text({"recovery": 1.0, "recovery_lo": 0.9962, "recovery_hi": 1.0}, ".2f") == "1.00 [0.99, 1.00]"

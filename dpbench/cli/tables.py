@@ -38,11 +38,28 @@ def _cell(col, v):
     return _num(v)
 
 
+def _bound(v, spec, up: bool) -> str:
+    """An interval bound rounded outwards at the precision of ``spec`` (a fixed-point spec).
+
+    Rounding to nearest printed a Wilson upper bound of 0.004 as 0.00, so a rate of 0 read
+    "0.00 [0.00, 0.00]", the "0 ± 0" the interval is there to avoid; outward rounding keeps
+    the printed interval a superset of the computed one.
+    """
+    if v is None or (isinstance(v, float) and math.isnan(v)) or not spec.endswith("f"):
+        return _num(v, spec)
+    scale = 10 ** int(spec[1:-1])
+    # the 1e-9 keeps a bound that is already on the grid (0.25 at .2f) from moving a step
+    v = (math.ceil(v * scale - 1e-9) if up else math.floor(v * scale + 1e-9)) / scale
+    return format(min(max(v, 0.0), 1.0), spec)
+
+
 def rate_text(d, spec=".3f") -> str:
-    """``rate [lo, hi]`` of a summary row's exact recovery (— when no ok trial)."""
+    """``rate [lo, hi]`` of a summary row's exact recovery (— when no ok trial); the interval
+    is rounded outwards, so a rate of 0 shows a positive upper bound."""
     if d["recovery"] is None or math.isnan(d["recovery"]):
         return "—"
-    return f"{d['recovery']:{spec}} [{_num(d['recovery_lo'], spec)}, {_num(d['recovery_hi'], spec)}]"
+    return (f"{d['recovery']:{spec}} [{_bound(d['recovery_lo'], spec, False)}, "
+            f"{_bound(d['recovery_hi'], spec, True)}]")
 
 
 def dp_text(d) -> str:
