@@ -268,3 +268,9 @@ def test_plot_without_matplotlib_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     line = one_error(capsys, "plot", str(db), "--x", "n", "-o", str(tmp_path / "f.png"))
     assert "pip install 'dpbench[plot]'" in line
+
+
+def test_a_method_named_twice_is_named_as_such(tmp_path, capsys):
+    line = one_error(capsys, "compare", "--methods", "exhaustive,exhaustive", "--p", "8", "--n", "60", "--s", "2",
+                     "--out", str(tmp_path / "r.db"))
+    assert "--methods names exhaustive more than once" in line and "--param values" not in line

@@ -261,3 +261,11 @@ def test_recovery_interval_is_rounded_outwards():
     assert rate_text({"recovery": 0.5, "recovery_lo": 0.4649, "recovery_hi": 0.25 + 0.25}, ".2f") \
         == "0.50 [0.46, 0.50]"  # a bound on the printed grid stays where it is
     assert rate_text({"recovery": 1.0, "recovery_lo": 0.9962, "recovery_hi": 1.0}, ".2f") == "1.00 [0.99, 1.00]"
+
+
+def test_version(capsys):
+    from dpbench import __version__
+    from dpbench.cli.main import main
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"dpbench {__version__}"

@@ -152,6 +152,10 @@ def build_run_config(opts: dict):
             raise UserInputError(f"--param {item!r}: {name!r} is neither one of the methods "
                                  f"({', '.join(methods)}), the generator ({gen_name}) nor the solver")
     labels, variant_params = [], {}
+    twice = sorted({m for m in methods if methods.count(m) > 1})
+    if twice:  # else reported below as "--param values ... give the same method twice", with no --param given
+        raise UserInputError(f"--methods names {', '.join(twice)} more than once; give each method once "
+                             "(variants: --param NAME.KEY=V1,V2)")
     for m in methods:
         given = method_params.get(m, {})
         keys = list(given)
@@ -564,7 +568,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = _Parser(prog="dpbench", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"dpbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_compare(sub)
     _add_list(sub)
