@@ -269,3 +269,12 @@ def test_version(capsys):
 
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"dpbench {__version__}"
+
+
+def test_footnote_explains_every_header_that_is_not_self_evident():
+    # the "3/10" in the trials column of the README's first table was the one column the
+    # table's own footnote did not explain
+    from dpbench.cli.tables import FOOTNOTE
+
+    for header in ("trials: k/N", "exact recovery", "P(exact)", "prep s", "trial s", "ms/draw", "fail/unc."):
+        assert header in FOOTNOTE

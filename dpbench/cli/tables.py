@@ -156,7 +156,8 @@ def constants_text(sf) -> str:
                       for k, v in const.items())
 
 
-FOOTNOTE = ("exact recovery: pooled rate over all draws of the ok trials with its {interval} interval · "
+FOOTNOTE = ("trials: k/N when the row holds k of the setting's N trials (the guarantee split them) · "
+            "exact recovery: pooled rate over all draws of the ok trials with its {interval} interval · "
             "P(exact): the mechanism's analytic probability (— where not available) · prep s: median per-trial "
             "preparation of this method (ε-independent; oracle work shared by methods of a trial is charged to the "
             "first that needs it) · trial s: median preparation of all methods of a trial (shared work once) "
