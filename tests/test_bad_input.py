@@ -274,3 +274,11 @@ def test_a_method_named_twice_is_named_as_such(tmp_path, capsys):
     line = one_error(capsys, "compare", "--methods", "exhaustive,exhaustive", "--p", "8", "--n", "60", "--s", "2",
                      "--out", str(tmp_path / "r.db"))
     assert "--methods names exhaustive more than once" in line and "--param values" not in line
+
+
+def test_a_run_too_large_to_plan_is_refused_at_once(tmp_path, capsys):
+    # planning keys every result first: 1e11 trials hashed for hours before any message
+    line = one_error(capsys, "compare", "--methods", "dpsis", "--p", "100", "--s", "2", "--n", "200",
+                     "--trials", "100000000000", "--out", str(tmp_path / "r.db"))
+    assert "100,000,000,000 results" in line and "--trials" in line
+    assert not (tmp_path / "r.db").exists()

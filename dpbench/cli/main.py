@@ -250,6 +250,25 @@ def check_jobs(jobs: int) -> int:
     return jobs
 
 
+#: Most result rows one run may plan: every row's key is computed before the first trial (about
+#: 20 µs each), so `--trials 100000000000` sat hashing for hours before running out of memory.
+MAX_RESULTS = 10_000_000
+
+
+def check_run_size(cfgs) -> None:
+    """Refuse a run of more than :data:`MAX_RESULTS` result rows before planning it.
+
+    Raises
+    ------
+    UserInputError
+        Naming the number of rows (data settings x trials x methods x ε, summed over the grid).
+    """
+    total = sum(len(c.data) * c.trials * len(c.methods) * len(c.epsilons) for c in cfgs)
+    if total > MAX_RESULTS:
+        raise UserInputError(f"this run has {total:,} results (data settings x trials x methods x ε), more than "
+                             f"{MAX_RESULTS:,}; lower --trials or split the run into several databases")
+
+
 def cmd_compare(args) -> int:
     from ..evaluation.metrics import summarize
     from ..runner.execute import execute, plan, row_key
@@ -260,6 +279,7 @@ def cmd_compare(args) -> int:
     if opts.get("json"):
         check_output_path(opts["json"], "--json")
     opts["jobs"] = check_jobs(opts["jobs"])
+    check_run_size(cfgs)
     store = ResultStore(opts["out"])
     done = store.done_keys()
     if getattr(args, "retry_failed", False):
