@@ -278,3 +278,10 @@ def test_footnote_explains_every_header_that_is_not_self_evident():
 
     for header in ("trials: k/N", "exact recovery", "P(exact)", "prep s", "trial s", "ms/draw", "fail/unc."):
         assert header in FOOTNOTE
+
+
+def test_times_of_ten_or_more_are_not_in_exponent_notation():
+    from dpbench.cli.tables import _short
+
+    assert [_short(v, ".1g") for v in (0.0004, 0.2, 9.6, 13.7, 130.0)] == ["0.0004", "0.2", "10", "14", "130"]
+    assert _short(float("nan"), ".1g") == "—"

@@ -30,6 +30,13 @@ def _num(v, spec=".3f"):
     return str(v)
 
 
+def _short(v, spec) -> str:
+    """``_num`` with a ``g`` spec, but a value of 10 or more as a plain integer: ".1g" printed a
+    10 s preparation as "1e+01" in the terminal table."""
+    text = _num(v, spec)
+    return f"{v:.0f}" if "e+" in text else text
+
+
 def _cell(col, v):
     if col == "epsilon":
         return f"{v:g}"
@@ -125,8 +132,8 @@ def rich_table(sf, title="dpbench", level=0.95):
         if "method_label" in ident and d.get("guaranteed") is False:  # the guarantee column says why
             plain[ident.index("method_label")] = str(d["method_label"]).replace(" (no guarantee)", " (no DP)")
         plain += [trials_text(d), rate_text(d, ".2f").replace(", ", ","), _num(d["recovery_prob"], ".2g"),
-                  _num(d["f1"], ".2f")] + [_num(d[k], spec) for k, _, spec in extra] + [_num(d["prepare_s"], ".1g")] + (
-                  [] if extra else [_num(d["trial_prepare_all_s"], ".1g")]) + [_num(d["draw_ms"], ".2g"), f"{d['failed']}/{d['uncertified']}", dp_text(d)]
+                  _num(d["f1"], ".2f")] + [_num(d[k], spec) for k, _, spec in extra] + [_short(d["prepare_s"], ".1g")] + (
+                  [] if extra else [_short(d["trial_prepare_all_s"], ".1g")]) + [_short(d["draw_ms"], ".2g"), f"{d['failed']}/{d['uncertified']}", dp_text(d)]
         widths = [max(w, len(t)) for w, t in zip(widths, plain)]
         cells = [escape(t) for t in plain]
         if d["uncertified"]:
