@@ -282,3 +282,10 @@ def test_a_run_too_large_to_plan_is_refused_at_once(tmp_path, capsys):
                      "--trials", "100000000000", "--out", str(tmp_path / "r.db"))
     assert "100,000,000,000 results" in line and "--trials" in line
     assert not (tmp_path / "r.db").exists()
+
+
+def test_draws_that_cannot_fit_are_refused_before_the_run(tmp_path, capsys):
+    # they used to become one MemoryError row per trial and exit status 0
+    line = one_error(capsys, "compare", "--methods", "dpsis", "--p", "100", "--s", "2", "--n", "200",
+                     "--trials", "1", "--draws", "100000000000", "--out", str(tmp_path / "r.db"))
+    assert "--draws" in line and "GiB" in line

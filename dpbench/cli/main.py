@@ -258,15 +258,26 @@ MAX_RESULTS = 10_000_000
 def check_run_size(cfgs) -> None:
     """Refuse a run of more than :data:`MAX_RESULTS` result rows before planning it.
 
+    Also refuses ``--draws`` whose supports array alone (draws x s int64) cannot fit in memory.
+
     Raises
     ------
     UserInputError
-        Naming the number of rows (data settings x trials x methods x ε, summed over the grid).
+        Naming the number of rows (data settings x trials x methods x ε, summed over the grid),
+        or the memory the draws need.
     """
+    from ..runner.execute import available_memory
+
     total = sum(len(c.data) * c.trials * len(c.methods) * len(c.epsilons) for c in cfgs)
     if total > MAX_RESULTS:
         raise UserInputError(f"this run has {total:,} results (data settings x trials x methods x ε), more than "
                              f"{MAX_RESULTS:,}; lower --trials or split the run into several databases")
+    # a draw's supports are int64 (draws, s); else every trial fails with a MemoryError row
+    need = max(c.draws * max([int(st.get("s") or 1) for st in c.data] or [1]) * 8 for c in cfgs)
+    have = available_memory()
+    if have is not None and need > have:
+        raise UserInputError(f"--draws {max(c.draws for c in cfgs):,} needs about {need / 2**30:.1f} GiB for the "
+                             f"supports of one draw call but only {have / 2**30:.1f} GiB are available; lower --draws")
 
 
 def cmd_compare(args) -> int:
