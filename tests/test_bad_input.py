@@ -289,3 +289,16 @@ def test_draws_that_cannot_fit_are_refused_before_the_run(tmp_path, capsys):
     line = one_error(capsys, "compare", "--methods", "dpsis", "--p", "100", "--s", "2", "--n", "200",
                      "--trials", "1", "--draws", "100000000000", "--out", str(tmp_path / "r.db"))
     assert "--draws" in line and "GiB" in line
+
+
+def test_plot_to_an_unknown_image_format(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    db = tmp_path / "r.db"
+    assert run(capsys, "compare", *SMALL, "--out", str(db))[0] == 0
+    line = one_error(capsys, "plot", str(db), "--x", "n", "-o", str(tmp_path / "f.nonsense"))
+    assert "cannot write .nonsense files" in line and "png" in line
+
+
+def test_bss_checks_the_size_before_generating(capsys):
+    line = one_error(capsys, "bss", "--n", "10000000000", "--p", "100", "--s", "2")
+    assert "GiB" in line and "--p" in line
