@@ -285,3 +285,15 @@ def test_times_of_ten_or_more_are_not_in_exponent_notation():
 
     assert [_short(v, ".1g") for v in (0.0004, 0.2, 9.6, 13.7, 130.0)] == ["0.0004", "0.2", "10", "14", "130"]
     assert _short(float("nan"), ".1g") == "—"
+
+
+def test_long_method_labels_do_not_crop_the_guarantee(tmp_path, capsys):
+    # "exhaustive(limit=12345678)" with n and ε columns left the guarantee column no room:
+    # rich cropped "pure ε=0.5" to "pure ε"
+    from dpbench.cli.main import main
+
+    args = ["compare", "--methods", "exhaustive", "--param", "exhaustive.limit=12345678", "--epsilon", "0.5,1",
+            "--p", "8", "--n", "60,80", "--s", "2", "--trials", "1", "--draws", "5", "--out", str(tmp_path / "r.db")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "pure ε=0.5" in out and max(len(line) for line in out.splitlines()) <= 100

@@ -113,6 +113,10 @@ def estimation_columns(sf) -> list[tuple[str, str, str]]:
     return [h for h in ESTIMATION_HEADS if h[0] in sf and sf[h[0]].notna().any()]
 
 
+#: The terminal table's width (README: "It fits in 100 columns") and the guarantee column's least width.
+TABLE_WIDTH, GUARANTEE_WIDTH = 100, 13
+
+
 def rich_table(sf, title="dpbench", level=0.95):
     """A rich Table of a :func:`~dpbench.results.summary.summary_frame` (user text escaped)."""
     from rich import box
@@ -141,9 +145,18 @@ def rich_table(sf, title="dpbench", level=0.95):
         body.append(cells)
     # cells never wrap (a column is at least as wide as its widest cell, up to 24); headers and
     # the DP text wrap, so the table fits in 100 columns
+    widths = [max(min(24, w), max(len(word) for word in h.split())) for h, w in zip(heads, widths)]
+    # rich crops the last column when the fixed ones leave it no room ("pure ε=0.5" printed as
+    # "pur" next to "mcmc(iterations=5000) (no DP)"): narrow (fold) the label columns instead,
+    # so that the guarantee keeps at least GUARANTEE_WIDTH characters
+    labels = [i for i, c in enumerate(ident) if c in ("method_label", "data")]
+    excess = sum(widths[:-1]) + len(heads) - 1 + GUARANTEE_WIDTH - TABLE_WIDTH
+    for i in labels:
+        cut = min(max(excess, 0), widths[i] - 10)
+        widths[i] -= max(cut, 0)
+        excess -= max(cut, 0)
     for i, (h, w) in enumerate(zip(heads, widths)):
         left = i < len(ident) and ident[i] in ("method_label", "data") or h == "guarantee"
-        w = max(min(24, w), max(len(word) for word in h.split()))
         table.add_column(h, justify="left" if left else "right", overflow="fold",
                          **({"min_width": 10} if h == "guarantee" else {"width": w}))
     recs = sf.to_dict("records")
