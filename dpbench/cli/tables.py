@@ -150,7 +150,9 @@ def rich_table(sf, title="dpbench", level=0.95):
     # "pur" next to "mcmc(iterations=5000) (no DP)"): narrow (fold) the label columns instead,
     # so that the guarantee keeps at least GUARANTEE_WIDTH characters
     labels = [i for i, c in enumerate(ident) if c in ("method_label", "data")]
-    excess = sum(widths[:-1]) + len(heads) - 1 + GUARANTEE_WIDTH - TABLE_WIDTH
+    # + len(heads) + 1: the box's separators between the columns and its two edges
+    # and the guarantee column's min_width (10)
+    excess = sum(widths[:-1]) + len(heads) + 1 + max(10, min(GUARANTEE_WIDTH, widths[-1])) - TABLE_WIDTH
     for i in labels:
         cut = min(max(excess, 0), widths[i] - 10)
         widths[i] -= max(cut, 0)
