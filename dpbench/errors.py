@@ -32,8 +32,10 @@ class UnknownNameError(UserInputError, KeyError):
         known = sorted(known)
         close = difflib.get_close_matches(name, known, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
+        # "loss" + "s" read "losss" in `--loss nonsense`'s message
+        plural = kind + ("es" if kind.endswith("s") else "s")
         super().__init__(
-            f"unknown {kind} {name!r}; known {kind}s: {', '.join(known) or '(none)'}.{hint}"
+            f"unknown {kind} {name!r}; known {plural}: {', '.join(known) or '(none)'}.{hint}"
         )
         self.kind, self.name, self.known = kind, name, known
 

@@ -137,6 +137,18 @@ def test_a_file_that_is_not_sqlite(tmp_path, capsys):
     assert "not an SQLite file" in one_error(capsys, "report", str(db))
 
 
+def test_an_empty_file_is_not_called_missing(tmp_path, capsys):
+    db = tmp_path / "empty.db"
+    db.touch()
+    line = one_error(capsys, "report", str(db))
+    assert "is an empty file" in line and "does not exist" not in line
+
+
+def test_unknown_loss_lists_the_known_losses(tmp_path, capsys):
+    line = one_error(capsys, "compare", *SMALL, "--loss", "nonsense", "--out", str(tmp_path / "r.db"))
+    assert "known losses: " in line and "least-squares" in line
+
+
 def test_locked_database_is_waited_for_then_refused(tmp_path, capsys, monkeypatch):
     import dpbench.results.store as store
 
@@ -243,3 +255,50 @@ def test_lambda_zero_with_an_outer_approximation_backend_fails_before_the_first_
                      "--out", str(tmp_path / "r.db"))
     assert "needs a ridge penalty lam > 0" in line and "misocp" in line
     assert not (tmp_path / "r.db").exists()
+
+
+def test_plot_without_matplotlib_is_one_line(tmp_path, capsys, monkeypatch):
+    # a plain `pip install .` has no matplotlib: plot must say how to get it, not raise
+    import sys
+
+    db = tmp_path / "r.db"
+    assert run(capsys, "compare", *SMALL, "--out", str(db))[0] == 0
+    for mod in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    line = one_error(capsys, "plot", str(db), "--x", "n", "-o", str(tmp_path / "f.png"))
+    assert "pip install 'dpbench[plot]'" in line
+
+
+def test_a_method_named_twice_is_named_as_such(tmp_path, capsys):
+    line = one_error(capsys, "compare", "--methods", "exhaustive,exhaustive", "--p", "8", "--n", "60", "--s", "2",
+                     "--out", str(tmp_path / "r.db"))
+    assert "--methods names exhaustive more than once" in line and "--param values" not in line
+
+
+def test_a_run_too_large_to_plan_is_refused_at_once(tmp_path, capsys):
+    # planning keys every result first: 1e11 trials hashed for hours before any message
+    line = one_error(capsys, "compare", "--methods", "dpsis", "--p", "100", "--s", "2", "--n", "200",
+                     "--trials", "100000000000", "--out", str(tmp_path / "r.db"))
+    assert "100,000,000,000 results" in line and "--trials" in line
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_draws_that_cannot_fit_are_refused_before_the_run(tmp_path, capsys):
+    # they used to become one MemoryError row per trial and exit status 0
+    line = one_error(capsys, "compare", "--methods", "dpsis", "--p", "100", "--s", "2", "--n", "200",
+                     "--trials", "1", "--draws", "100000000000", "--out", str(tmp_path / "r.db"))
+    assert "--draws" in line and "GiB" in line
+
+
+def test_plot_to_an_unknown_image_format(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    db = tmp_path / "r.db"
+    assert run(capsys, "compare", *SMALL, "--out", str(db))[0] == 0
+    line = one_error(capsys, "plot", str(db), "--x", "n", "-o", str(tmp_path / "f.nonsense"))
+    assert "cannot write .nonsense files" in line and "png" in line
+
+
+def test_bss_checks_the_size_before_generating(capsys):
+    line = one_error(capsys, "bss", "--n", "10000000000", "--p", "100", "--s", "2")
+    assert "GiB" in line and "--p" in line

@@ -247,3 +247,53 @@ def test_third_party_selector_via_entry_point(tmp_path):
     # coinflip's analytic recovery probability is 1 / C(20, 3)
     assert rows["coinflip"]["recovery_prob"] == pytest.approx(1 / 1140)
     assert rows["coinflip"]["trials"] == 3 and rows["coinflip"]["failed"] == 0
+
+
+def test_recovery_interval_is_rounded_outwards():
+    # 0 exact recoveries in 1000 draws: Wilson upper bound 3.84/1003.84 = 0.0038, which
+    # rounding to nearest printed as "0.00 [0.00,0.00]"
+    from dpbench.cli.tables import rate_text
+    from dpbench.results.summary import rate_interval
+
+    lo, hi = rate_interval(0, 1000, "wilson")
+    assert 0.003 < hi < 0.004
+    assert rate_text({"recovery": 0.0, "recovery_lo": lo, "recovery_hi": hi}, ".2f") == "0.00 [0.00, 0.01]"
+    assert rate_text({"recovery": 0.5, "recovery_lo": 0.4649, "recovery_hi": 0.25 + 0.25}, ".2f") \
+        == "0.50 [0.46, 0.50]"  # a bound on the printed grid stays where it is
+    assert rate_text({"recovery": 1.0, "recovery_lo": 0.9962, "recovery_hi": 1.0}, ".2f") == "1.00 [0.99, 1.00]"
+
+
+def test_version(capsys):
+    from dpbench import __version__
+    from dpbench.cli.main import main
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"dpbench {__version__}"
+
+
+def test_footnote_explains_every_header_that_is_not_self_evident():
+    # the "3/10" in the trials column of the README's first table was the one column the
+    # table's own footnote did not explain
+    from dpbench.cli.tables import FOOTNOTE
+
+    for header in ("trials: k/N", "exact recovery", "P(exact)", "prep s", "trial s", "ms/draw", "fail/unc."):
+        assert header in FOOTNOTE
+
+
+def test_times_of_ten_or_more_are_not_in_exponent_notation():
+    from dpbench.cli.tables import _short
+
+    assert [_short(v, ".1g") for v in (0.0004, 0.2, 9.6, 13.7, 130.0)] == ["0.0004", "0.2", "10", "14", "130"]
+    assert _short(float("nan"), ".1g") == "—"
+
+
+def test_long_method_labels_do_not_crop_the_guarantee(tmp_path, capsys):
+    # "exhaustive(limit=12345678)" with n and ε columns left the guarantee column no room:
+    # rich cropped "pure ε=0.5" to "pure ε"
+    from dpbench.cli.main import main
+
+    args = ["compare", "--methods", "exhaustive", "--param", "exhaustive.limit=12345678", "--epsilon", "0.5,1",
+            "--p", "8", "--n", "60,80", "--s", "2", "--trials", "1", "--draws", "5", "--out", str(tmp_path / "r.db")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "pure ε=0.5" in out and max(len(line) for line in out.splitlines()) <= 100

@@ -59,7 +59,7 @@ def run(args) -> int:
     from ..plugin_manager import registry
     from ..score import RidgeScore
 
-    from ..runner.execute import RunConfig, make_problem
+    from ..runner.execute import RunConfig, check_setting, make_problem
 
     reg = registry()
     if args.dataset or args.data:
@@ -76,6 +76,9 @@ def run(args) -> int:
             raise UserInputError(f"--solver-param {kv!r}: expected KEY=VALUE, e.g. formulation=misocp")
         k, v = kv.split("=", 1)
         sparams[k.strip()] = v.strip()
+    # as compare does: names, 1 <= s < p and n x p against the free memory, before generating
+    # (--p 10000000 ran for minutes towards a MemoryError)
+    check_setting(setting)
     t0 = time.perf_counter()
     # the same data as trial 0 of `dpbench compare` with this seed and setting
     problem = make_problem(RunConfig(methods=[], data=[setting], seed=args.seed), setting, 0)

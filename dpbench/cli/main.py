@@ -152,6 +152,10 @@ def build_run_config(opts: dict):
             raise UserInputError(f"--param {item!r}: {name!r} is neither one of the methods "
                                  f"({', '.join(methods)}), the generator ({gen_name}) nor the solver")
     labels, variant_params = [], {}
+    twice = sorted({m for m in methods if methods.count(m) > 1})
+    if twice:  # else reported below as "--param values ... give the same method twice", with no --param given
+        raise UserInputError(f"--methods names {', '.join(twice)} more than once; give each method once "
+                             "(variants: --param NAME.KEY=V1,V2)")
     for m in methods:
         given = method_params.get(m, {})
         keys = list(given)
@@ -246,6 +250,36 @@ def check_jobs(jobs: int) -> int:
     return jobs
 
 
+#: Most result rows one run may plan: every row's key is computed before the first trial (about
+#: 20 µs each), so `--trials 100000000000` sat hashing for hours before running out of memory.
+MAX_RESULTS = 10_000_000
+
+
+def check_run_size(cfgs) -> None:
+    """Refuse a run of more than :data:`MAX_RESULTS` result rows before planning it.
+
+    Also refuses ``--draws`` whose supports array alone (draws x s int64) cannot fit in memory.
+
+    Raises
+    ------
+    UserInputError
+        Naming the number of rows (data settings x trials x methods x ε, summed over the grid),
+        or the memory the draws need.
+    """
+    from ..runner.execute import available_memory
+
+    total = sum(len(c.data) * c.trials * len(c.methods) * len(c.epsilons) for c in cfgs)
+    if total > MAX_RESULTS:
+        raise UserInputError(f"this run has {total:,} results (data settings x trials x methods x ε), more than "
+                             f"{MAX_RESULTS:,}; lower --trials or split the run into several databases")
+    # a draw's supports are int64 (draws, s); else every trial fails with a MemoryError row
+    need = max(c.draws * max([int(st.get("s") or 1) for st in c.data] or [1]) * 8 for c in cfgs)
+    have = available_memory()
+    if have is not None and need > have:
+        raise UserInputError(f"--draws {max(c.draws for c in cfgs):,} needs about {need / 2**30:.1f} GiB for the "
+                             f"supports of one draw call but only {have / 2**30:.1f} GiB are available; lower --draws")
+
+
 def cmd_compare(args) -> int:
     from ..evaluation.metrics import summarize
     from ..runner.execute import execute, plan, row_key
@@ -256,6 +290,7 @@ def cmd_compare(args) -> int:
     if opts.get("json"):
         check_output_path(opts["json"], "--json")
     opts["jobs"] = check_jobs(opts["jobs"])
+    check_run_size(cfgs)
     store = ResultStore(opts["out"])
     done = store.done_keys()
     if getattr(args, "retry_failed", False):
@@ -564,7 +599,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = _Parser(prog="dpbench", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"dpbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_compare(sub)
     _add_list(sub)

@@ -212,9 +212,9 @@ def _isnan(a):
 
 def plot_frame(sf, output, **kw) -> int:
     """Draw :func:`make_figure` into ``output`` (legend outside the panels); returns the panel count."""
+    fig, n = make_figure(sf, **kw)  # first: it turns a missing matplotlib into one UserInputError
     import matplotlib.pyplot as plt
 
-    fig, n = make_figure(sf, **kw)
     fig.savefig(output, dpi=130, bbox_inches="tight")
     plt.close(fig)
     return n
@@ -267,6 +267,25 @@ def plot_heatmap(summary, metric: str, output) -> int:
     return len(panels)
 
 
+def _check_image_format(output) -> None:
+    """Refuse, before reading the database, a file name matplotlib cannot write (its ValueError
+    was a traceback after the figure was drawn); no suffix is matplotlib's default, png."""
+    from pathlib import Path
+
+    suffix = Path(output).suffix.lstrip(".").lower()
+    if not suffix:
+        return
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        return  # make_figure names the missing extra
+    known = FigureCanvasAgg(Figure()).get_supported_filetypes()
+    if suffix not in known:
+        raise UserInputError(f"-o {output}: matplotlib cannot write .{suffix} files; use one of "
+                             f"{', '.join(sorted(known))} (e.g. fig.png)")
+
+
 def run(args) -> int:
     from rich.markup import escape
 
@@ -275,6 +294,7 @@ def run(args) -> int:
     from .main import check_output_path, err_console
 
     check_output_path(args.output, "-o")
+    _check_image_format(args.output)
     if args.heatmap:
         from .main import summary_from_db
 

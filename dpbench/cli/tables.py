@@ -30,6 +30,13 @@ def _num(v, spec=".3f"):
     return str(v)
 
 
+def _short(v, spec) -> str:
+    """``_num`` with a ``g`` spec, but a value of 10 or more as a plain integer: ".1g" printed a
+    10 s preparation as "1e+01" in the terminal table."""
+    text = _num(v, spec)
+    return f"{v:.0f}" if "e+" in text else text
+
+
 def _cell(col, v):
     if col == "epsilon":
         return f"{v:g}"
@@ -38,11 +45,28 @@ def _cell(col, v):
     return _num(v)
 
 
+def _bound(v, spec, up: bool) -> str:
+    """An interval bound rounded outwards at the precision of ``spec`` (a fixed-point spec).
+
+    Rounding to nearest printed a Wilson upper bound of 0.004 as 0.00, so a rate of 0 read
+    "0.00 [0.00, 0.00]", the "0 ± 0" the interval is there to avoid; outward rounding keeps
+    the printed interval a superset of the computed one.
+    """
+    if v is None or (isinstance(v, float) and math.isnan(v)) or not spec.endswith("f"):
+        return _num(v, spec)
+    scale = 10 ** int(spec[1:-1])
+    # the 1e-9 keeps a bound that is already on the grid (0.25 at .2f) from moving a step
+    v = (math.ceil(v * scale - 1e-9) if up else math.floor(v * scale + 1e-9)) / scale
+    return format(min(max(v, 0.0), 1.0), spec)
+
+
 def rate_text(d, spec=".3f") -> str:
-    """``rate [lo, hi]`` of a summary row's exact recovery (— when no ok trial)."""
+    """``rate [lo, hi]`` of a summary row's exact recovery (— when no ok trial); the interval
+    is rounded outwards, so a rate of 0 shows a positive upper bound."""
     if d["recovery"] is None or math.isnan(d["recovery"]):
         return "—"
-    return f"{d['recovery']:{spec}} [{_num(d['recovery_lo'], spec)}, {_num(d['recovery_hi'], spec)}]"
+    return (f"{d['recovery']:{spec}} [{_bound(d['recovery_lo'], spec, False)}, "
+            f"{_bound(d['recovery_hi'], spec, True)}]")
 
 
 def dp_text(d) -> str:
@@ -89,6 +113,10 @@ def estimation_columns(sf) -> list[tuple[str, str, str]]:
     return [h for h in ESTIMATION_HEADS if h[0] in sf and sf[h[0]].notna().any()]
 
 
+#: The terminal table's width (README: "It fits in 100 columns") and the guarantee column's least width.
+TABLE_WIDTH, GUARANTEE_WIDTH = 100, 13
+
+
 def rich_table(sf, title="dpbench", level=0.95):
     """A rich Table of a :func:`~dpbench.results.summary.summary_frame` (user text escaped)."""
     from rich import box
@@ -108,8 +136,8 @@ def rich_table(sf, title="dpbench", level=0.95):
         if "method_label" in ident and d.get("guaranteed") is False:  # the guarantee column says why
             plain[ident.index("method_label")] = str(d["method_label"]).replace(" (no guarantee)", " (no DP)")
         plain += [trials_text(d), rate_text(d, ".2f").replace(", ", ","), _num(d["recovery_prob"], ".2g"),
-                  _num(d["f1"], ".2f")] + [_num(d[k], spec) for k, _, spec in extra] + [_num(d["prepare_s"], ".1g")] + (
-                  [] if extra else [_num(d["trial_prepare_all_s"], ".1g")]) + [_num(d["draw_ms"], ".2g"), f"{d['failed']}/{d['uncertified']}", dp_text(d)]
+                  _num(d["f1"], ".2f")] + [_num(d[k], spec) for k, _, spec in extra] + [_short(d["prepare_s"], ".1g")] + (
+                  [] if extra else [_short(d["trial_prepare_all_s"], ".1g")]) + [_short(d["draw_ms"], ".2g"), f"{d['failed']}/{d['uncertified']}", dp_text(d)]
         widths = [max(w, len(t)) for w, t in zip(widths, plain)]
         cells = [escape(t) for t in plain]
         if d["uncertified"]:
@@ -117,9 +145,20 @@ def rich_table(sf, title="dpbench", level=0.95):
         body.append(cells)
     # cells never wrap (a column is at least as wide as its widest cell, up to 24); headers and
     # the DP text wrap, so the table fits in 100 columns
+    widths = [max(min(24, w), max(len(word) for word in h.split())) for h, w in zip(heads, widths)]
+    # rich crops the last column when the fixed ones leave it no room ("pure ε=0.5" printed as
+    # "pur" next to "mcmc(iterations=5000) (no DP)"): narrow (fold) the label columns instead,
+    # so that the guarantee keeps at least GUARANTEE_WIDTH characters
+    labels = [i for i, c in enumerate(ident) if c in ("method_label", "data")]
+    # + len(heads) + 1: the box's separators between the columns and its two edges
+    # and the guarantee column's min_width (10)
+    excess = sum(widths[:-1]) + len(heads) + 1 + max(10, min(GUARANTEE_WIDTH, widths[-1])) - TABLE_WIDTH
+    for i in labels:
+        cut = min(max(excess, 0), widths[i] - 10)
+        widths[i] -= max(cut, 0)
+        excess -= max(cut, 0)
     for i, (h, w) in enumerate(zip(heads, widths)):
         left = i < len(ident) and ident[i] in ("method_label", "data") or h == "guarantee"
-        w = max(min(24, w), max(len(word) for word in h.split()))
         table.add_column(h, justify="left" if left else "right", overflow="fold",
                          **({"min_width": 10} if h == "guarantee" else {"width": w}))
     recs = sf.to_dict("records")
@@ -139,7 +178,8 @@ def constants_text(sf) -> str:
                       for k, v in const.items())
 
 
-FOOTNOTE = ("exact recovery: pooled rate over all draws of the ok trials with its {interval} interval · "
+FOOTNOTE = ("trials: k/N when the row holds k of the setting's N trials (the guarantee split them) · "
+            "exact recovery: pooled rate over all draws of the ok trials with its {interval} interval · "
             "P(exact): the mechanism's analytic probability (— where not available) · prep s: median per-trial "
             "preparation of this method (ε-independent; oracle work shared by methods of a trial is charged to the "
             "first that needs it) · trial s: median preparation of all methods of a trial (shared work once) "

@@ -93,7 +93,9 @@ class ResultStore:
             raise UserInputError(f"{self.path} is a directory; give the path of a results database file")
         exists = self.path.exists() and self.path.stat().st_size > 0
         if readonly and not exists:
-            raise UserInputError(f"results database {self.path} does not exist; run "
+            # an empty file exists: "does not exist" would send the user looking for a typo
+            what = "is an empty file" if self.path.exists() else "does not exist"
+            raise UserInputError(f"results database {self.path} {what}; run "
                                  f"`dpbench compare --out {self.path}` first")
         if exists:
             self._check_is_ours()  # read-only look before anything is written
