@@ -220,3 +220,16 @@ def test_dask_local_cluster_has_jobs_workers(monkeypatch):
     with pytest.raises(Stop):
         list(dask_results(None, [], None, jobs=3))
     assert seen["n_workers"] == 3 and seen["threads_per_worker"] == 1
+
+
+def test_the_frame_shows_the_generator_defaults_a_setting_does_not_store(tmp_path):
+    """A default run stores only the parameters given (keys stay put), yet the frame and the table
+    footer name the design that ran: the generator's declared rho and SNR."""
+    from dpbench.plugin_manager import registry
+
+    db = str(tmp_path / "d.db")
+    assert main(["compare", "--methods", "exhaustive", "--n", "60", "--p", "6", "--trials", "1", "--draws", "2",
+                 "--out", db]) == 0
+    df = dpbench.load_results(db)
+    params = registry().generator("toeplitz").params
+    assert df["rho"].iloc[0] == params["rho"].default and df["snr"].iloc[0] == params["snr"].default

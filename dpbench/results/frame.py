@@ -25,6 +25,7 @@ Column naming
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -57,12 +58,31 @@ def _scalar(v):
     return v
 
 
+@functools.lru_cache(maxsize=None)
+def _generator_defaults_cached(name: str) -> tuple:
+    try:
+        from ..plugin_manager import registry
+
+        return tuple((k, p.default) for k, p in registry().generator(name).params.items())
+    except Exception:  # noqa: BLE001 - a generator not installed here: only what was stored
+        return ()
+
+
+def _generator_defaults(name) -> dict:
+    """A generator's declared defaults: a setting stores only the parameters the user gave (its
+    key must not change when a default is spelled out), but the frame shows the design that ran
+    (rho, SNR, ...). A later change of a default would show the new value: the stored key is
+    unaffected, and such a change is a new prepared data version in its commit."""
+    return dict(_generator_defaults_cached(name)) if isinstance(name, str) else {}
+
+
 def _flatten(row: dict, supports: bool) -> dict:
     json_cols = schema.names(type="json")
     out = {k: v for k, v in row.items() if k not in json_cols}
     stored = set(schema.names())
     rename_setting, rename_config = _renames("setting"), _renames("config")
-    for k, v in _loads(row.get("setting")).items():
+    setting = _loads(row.get("setting"))
+    for k, v in {**_generator_defaults(setting.get("generator")), **setting}.items():
         # a setting field the store also has as a column (n, p, s) is that column
         if k in rename_setting or k not in stored:
             out[rename_setting.get(k, k)] = _scalar(v)
