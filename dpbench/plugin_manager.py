@@ -70,13 +70,9 @@ def check_plugin_class(kind: str, obj) -> None:
     params = getattr(obj, "params", {})
     if not isinstance(params, dict) or not all(isinstance(v, Param) for v in params.values()):
         raise TypeError(f"{label} ({obj.name!r}): params must be a dict of dpbench.base.Param")
+    if kind in ("selector", "estimator"):
+        _check_privacy_declaration(kind, obj, DP_TYPES if kind == "selector" else ESTIMATOR_DP_TYPES)
     if kind == "selector":
-        if obj.dp_type not in DP_TYPES:
-            raise ValueError(f"selector {obj.name!r} declares dp_type={obj.dp_type!r}; "
-                             f"set dp_type to one of {', '.join(DP_TYPES)}")
-        if not isinstance(obj.neighbouring, str) or not obj.neighbouring.strip():
-            raise ValueError(f"selector {obj.name!r} declares no neighbouring relation; "
-                             "set neighbouring = 'replace-one' (or the relation its guarantee uses)")
         if obj.preprocessing not in PREPROCESSING:
             raise ValueError(f"selector {obj.name!r} declares preprocessing={obj.preprocessing!r}; "
                              f"set it to one of {', '.join(PREPROCESSING)}")
@@ -85,16 +81,20 @@ def check_plugin_class(kind: str, obj) -> None:
             raise TypeError(f"selector {obj.name!r}: diagnostics must be a dict of dpbench.base.Diagnostic, "
                             "e.g. {'gap_condition': Diagnostic('count', 'gap')}")
     if kind == "estimator":
-        if obj.dp_type not in ESTIMATOR_DP_TYPES:
-            raise ValueError(f"estimator {obj.name!r} declares dp_type={obj.dp_type!r}; "
-                             f"set dp_type to one of {', '.join(ESTIMATOR_DP_TYPES)}")
-        if not isinstance(obj.neighbouring, str) or not obj.neighbouring.strip():
-            raise ValueError(f"estimator {obj.name!r} declares no neighbouring relation; "
-                             "set neighbouring = 'replace-one' (or the relation its guarantee uses)")
         losses = obj.losses
         if not (isinstance(losses, tuple) and losses and all(isinstance(x, str) and x for x in losses)):
             raise ValueError(f"estimator {obj.name!r} declares losses={losses!r}; set losses to a tuple of "
                              "the loss names its guarantee is proved for, e.g. ('least-squares',) or ('*',)")
+
+
+def _check_privacy_declaration(kind: str, obj, dp_types) -> None:
+    """The DP type and neighbouring relation every private plugin (selector, estimator) declares."""
+    if obj.dp_type not in dp_types:
+        raise ValueError(f"{kind} {obj.name!r} declares dp_type={obj.dp_type!r}; "
+                         f"set dp_type to one of {', '.join(dp_types)}")
+    if not isinstance(obj.neighbouring, str) or not obj.neighbouring.strip():
+        raise ValueError(f"{kind} {obj.name!r} declares no neighbouring relation; "
+                         "set neighbouring = 'replace-one' (or the relation its guarantee uses)")
 
 
 @dataclass(frozen=True)
