@@ -244,6 +244,8 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="comma-separated substrings of the instance names (default all)")
     ap.add_argument("--seeds", default="0,1,2", help="data seeds of the trial200 rows (default 0,1,2)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per certified-optimum instance (median)")
+    ap.add_argument("--timeout", type=float, default=900.0,
+                    help="seconds after which one instance's process is stopped and reported (default 900)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -252,8 +254,11 @@ def main(argv=None):
     pick = (lambda nm: any(k in nm for k in keys)) if keys else (lambda nm: True)
 
     def run(spec):
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", spec], capture_output=True,
-                             text=True, check=False)
+        try:
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", spec], capture_output=True,
+                                 text=True, check=False, timeout=a.timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"stopped after {a.timeout:g} s (benchmark timeout, not a result)"}
         if out.returncode:
             return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
         return json.loads(out.stdout.strip().splitlines()[-1])
@@ -265,6 +270,8 @@ def main(argv=None):
         if not pick(name):
             continue
         rows = [run(f"certify:{name}:{SEED}") for _ in range(a.repeat)]
+        if any("error" in r for r in rows):
+            rows = [next(r for r in rows if "error" in r)]
         if "error" in rows[0]:
             print(f"{name:14s} failed: {rows[0]['error']}", flush=True)
             continue
