@@ -183,10 +183,16 @@ class CertifyScale:
         certify(self.X, self.y, self.s, self.lam)
 
 
-class CertifyMicroarray:
-    """Certified optimum on each shipped microarray data set (s = 5, Lambda = 10, dpsis)."""
+#: The microarray data sets asv tracks: those certified within minutes on 21 Nov 2026 (README,
+#: "Oracle scale targets"); christensen, gravier and su did not finish in 300-600 s and
+#: would only burn asv's timeout (script mode runs all 14).
+ASV_MICROARRAY = [d for d in MICROARRAY if d not in ("christensen", "gravier", "su")]
 
-    params = [list(MICROARRAY)]
+
+class CertifyMicroarray:
+    """Certified optimum on the shipped microarray data sets (s = 5, Lambda = 10, dpsis)."""
+
+    params = [ASV_MICROARRAY]
     param_names = ["dataset"]
     number = 1
     repeat = 1
@@ -210,7 +216,7 @@ class CertifyMicroarray:
 class ToprMistakesLowN:
     """One topr + mistakes trial at n = 200, p = 10 000 (prepare + 100 draws each)."""
 
-    params = [[0, 1, 2]]
+    params = [[0]]  # script mode: --seeds 0,1,2
     param_names = ["seed"]
     number = 1
     repeat = 1
