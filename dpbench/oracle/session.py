@@ -65,7 +65,7 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                              master_node_limit=master_node_limit, safety_time_limit=safety_time_limit,
                              gershgorin=gershgorin, relax_after=relax_after, relax_cand=relax_cand,
                              relax_bnb=relax_bnb, relax_nodes=relax_nodes, relax_overlap_nodes=relax_overlap_nodes,
-                             relax_overlap_after=relax_overlap_after)
+                             relax_overlap_after=relax_overlap_after, gershgorin_nodes=gershgorin_nodes)
         self.backend = backend
         self.solve_master = solve_master
         self.screen = screen
