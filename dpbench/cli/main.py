@@ -361,54 +361,11 @@ def _nan_to_none(v):
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
-def _fmt(v, spec=".3f"):
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    return format(v, spec)
-
-
-def _trials(d) -> str:
-    """``k/N``: trials in this summary row of all trials of its method, setting and epsilon."""
-    return f"{d['trials']}/{d['total_trials']}"
-
-
 #: Footnote of the table: what the guarantee column and the split mean.
 GUARANTEE_NOTE = ("guarantee: the privacy guarantee that holds for every trial of the row (pure ε, (ε, δ)) or "
                   "'none: <reason>'; trials with and without a guarantee are never averaged together: the "
                   "'(no guarantee)' rows below each setting are the trials where the method's guarantee did not "
                   "hold (e.g. a data-dependent condition failed, an uncertified oracle, a non-private baseline)")
-
-
-def print_summary(summary, cfg=None, out=console) -> None:
-    """Print the per-setting summary as a rich table: guaranteed rows, then the rest dimmed."""
-    table = Table(title="dpbench compare", header_style="bold")
-    for col, just in (("method", "left"), ("data", "left"), ("n", "right"), ("p", "right"), ("s", "right"),
-                      ("ε", "right"), ("guarantee", "left"), ("trials", "right"), ("recovery ± se", "right"),
-                      ("P(exact)", "right"), ("F1", "right"), ("median s", "right"),
-                      ("failed", "right"), ("uncert.", "right")):
-        table.add_column(col, justify=just, no_wrap=True)
-    for i, d in enumerate(summary):
-        rate = "—" if math.isnan(d["recovery_rate"]) else (
-            f"{d['recovery_rate']:.3f} ± {_fmt(d['recovery_se'])}")
-        nxt = summary[i + 1] if i + 1 < len(summary) else None
-        same_setting = nxt is not None and all(nxt[k] == d[k] for k in ("data", "p", "s", "n", "epsilon"))
-        table.add_row(escape(d["label"]), escape(d["data"]), str(d["n"]), str(d["p"]), str(d["s"]),
-                      f"{d['epsilon']:g}", escape(d["guarantee"]), _trials(d), rate, _fmt(d["recovery_prob"]),
-                      _fmt(d["f1"]), _fmt(d["time_median_s"], ".3g"), str(d["failed"]),
-                      f"[red]{d['uncertified']}[/red]" if d["uncertified"] else "0",
-                      style=None if d["guaranteed"] else "dim",
-                      end_section=not same_setting or (d["guaranteed"] and not nxt["guaranteed"]))
-    out.print(table)
-    if cfg is not None:
-        ref = {"true": "the true support", "bss": "the certified non-private best subset",
-               "lasso": "the non-private Lasso top-s", "sis": "the non-private SIS top-s"}[cfg.reference]
-        out.print(f"[dim]neighbouring data sets: replace-one · b_x={cfg.b_x:g}, b_y={cfg.b_y:g}, r={cfg.r:g}, "
-                  f"Λ={cfg.lam:g}, Δ: {cfg.sensitivity}, run δ={cfg.delta:g} · reference: {ref} · "
-                  f"{GUARANTEE_NOTE} · trials: k/N of the setting's trials in this row · recovery: mean over "
-                  f"those trials of the per-trial exact-recovery rate over {cfg.draws} draws · P(exact): the "
-                  f"mechanism's analytic probability of exact recovery (— where not available) · median s: "
-                  f"preparation + draws per trial; oracle work shared between methods of a trial is charged "
-                  f"to the first method that needs it[/dim]")
 
 
 def _add_list(sub):
@@ -572,21 +529,6 @@ def cmd_report(args) -> int:
     else:
         print_frame_summary(None, None, args.interval, df=df)
     return 0
-
-
-def markdown_table(summary) -> str:
-    """The summary as a GitHub-flavoured Markdown table."""
-    head = ["method", "data", "n", "p", "s", "ε", "guarantee", "trials", "exact recovery ± se",
-            "P(exact) analytic", "F1", "median s", "reference", "failed", "uncertified"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for d in summary:
-        label = d["label"] if d["guaranteed"] else f"*{d['label']}*"
-        lines.append("| " + " | ".join([
-            label, d["data"], str(d["n"]), str(d["p"]), str(d["s"]), f"{d['epsilon']:g}", d["guarantee"],
-            _trials(d), f"{_fmt(d['recovery_rate'])} ± {_fmt(d['recovery_se'])}", _fmt(d["recovery_prob"]),
-            _fmt(d["f1"]), _fmt(d["time_median_s"], ".3g"), d["reference"], str(d["failed"]),
-            str(d["uncertified"])]) + " |")
-    return "\n".join(lines) + "\n\n" + GUARANTEE_NOTE + " (rows in italics).\n"
 
 
 class _Parser(argparse.ArgumentParser):
