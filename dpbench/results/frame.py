@@ -124,20 +124,14 @@ def method_label(method: str, params: dict) -> str:
     str
         E.g. ``"topr"`` or ``"topr(R=5)"``.
     """
-    given = {k: v for k, v in (params or {}).items() if v is not None and not _isna(v)}
-    if not given:
-        return method
-    try:
-        from ..plugin_manager import registry
+    from ..runner.identity import variant_label
 
-        cls = registry().selector(method)
-        conf = cls(**given).config
-        shown = {k: conf[k] for k in given if conf[k] != cls.params[k].default}
+    given = {k: v for k, v in (params or {}).items() if v is not None and not _isna(v)}
+    try:
+        return variant_label(method, given)  # the label the run gave the method
     except Exception:  # noqa: BLE001 - an uninstalled plugin: show what was given
-        shown = given
-    if not shown:
-        return method
-    return f"{method}({', '.join(f'{k}={v:g}' if isinstance(v, float) else f'{k}={v}' for k, v in sorted(shown.items()))})"
+        return method + "(" + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                        for k, v in sorted(given.items())) + ")" if given else method
 
 
 def _isna(v) -> bool:
