@@ -202,43 +202,47 @@ def footnote(sf, interval: str) -> str:
     return FOOTNOTE.format(interval=interval) + (ESTIMATION_NOTE if estimation_columns(sf) else "")
 
 
-def markdown_table(sf, level=0.95) -> str:
-    """The summary frame as a GitHub-flavoured Markdown table."""
+def _report_table(sf, level, html_cells: bool):
+    """Header and per-row (record, cells) of the Markdown / HTML report tables, which differ only
+    in two headers and in the HTML table's F1 interval."""
     ident = display_columns(sf)
     ranked = has_rank_metrics(sf)
     extra = estimation_columns(sf)
-    head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact) analytic",
-                                                 "F1", *(["top-k", "TOP/GREAT/GOOD"] if ranked else []),
+    head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]",
+                                                 "P(exact)" if html_cells else "P(exact) analytic",
+                                                 "F1 [CI]" if html_cells else "F1",
+                                                 *(["top-k", "TOP/GREAT/GOOD"] if ranked else []),
                                                  *[h for _, h, _ in extra], "prep s",
                                                  "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for d in sf.to_dict("records"):
+        f1 = _num(d["f1"])
+        if html_cells:
+            f1 = f"{_num(d['f1'])} [{_num(d['f1_lo'])}, {_num(d['f1_hi'])}]" if not math.isnan(d["f1"]) else "—"
         cells = [_cell(c, d[c]) for c in ident] + [
-            trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), _num(d["f1"]),
+            trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), f1,
             *([_num(d["topk"]), rank_text(d, ".3f")] if ranked else []),
             *[_num(d[k], spec) for k, _, spec in extra], _num(d["prepare_s"], ".3g"),
-            _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
+            _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]),
+            str(d["uncertified"])]
+        rows.append((d, cells))
+    return head, rows
+
+
+def markdown_table(sf, level=0.95) -> str:
+    """The summary frame as a GitHub-flavoured Markdown table."""
+    head, rows = _report_table(sf, level, html_cells=False)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for _, cells in rows:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def html_table(sf, level=0.95) -> str:
     """The summary frame as an HTML table (every cell escaped)."""
-    ident = display_columns(sf)
-    ranked = has_rank_metrics(sf)
-    extra = estimation_columns(sf)
-    head = [HEADERS.get(c, c) for c in ident] + ["trials", f"exact recovery [{level:.0%} CI]", "P(exact)",
-                                                 "F1 [CI]", *(["top-k", "TOP/GREAT/GOOD"] if ranked else []),
-                                                 *[h for _, h, _ in extra], "prep s",
-                                                 "trial prep s", "ms/draw", "guarantee", "failed", "uncertified"]
+    head, rows = _report_table(sf, level, html_cells=True)
     out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
-    for d in sf.to_dict("records"):
-        f1 = f"{_num(d['f1'])} [{_num(d['f1_lo'])}, {_num(d['f1_hi'])}]" if not math.isnan(d["f1"]) else "—"
-        cells = [_cell(c, d[c]) for c in ident] + [
-            trials_text(d), rate_text(d), _num(d["recovery_prob"], ".3g"), f1,
-            *([_num(d["topk"]), rank_text(d, ".3f")] if ranked else []),
-            *[_num(d[k], spec) for k, _, spec in extra], _num(d["prepare_s"], ".3g"),
-            _num(d["trial_prepare_all_s"], ".3g"), _num(d["draw_ms"], ".3g"), dp_text(d), str(d["failed"]), str(d["uncertified"])]
+    for d, cells in rows:
         cls = ' class="warn"' if d["uncertified"] or d["failed"] or d.get("guaranteed") is False else ""
         out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     out.append("</tbody></table>")
