@@ -218,7 +218,9 @@ class BranchAndBound:
         from ..supports import iter_supports
 
         tick = itertools.count()
-        heap = [(-np.inf, next(tick), F, C, 0, m) for F, C, m in roots(cons)]
+        # Entries (bound, tick, F, C, start, m, alpha): alpha is a dual point of the k-support
+        # relaxation inherited from the parent (or None), valid for every node (relaxation.py).
+        heap = [(-np.inf, next(tick), F, C, 0, m, None) for F, C, m in roots(cons)]
         heapq.heapify(heap)
         pruned = np.inf  # smallest bound of anything discarded by bound
         nodes = 0
@@ -236,7 +238,7 @@ class BranchAndBound:
                 return min(top, pruned), halt, nodes
             if target.stop():
                 return min(top, pruned), "stopped", nodes
-            lb_parent, _, F, Cfull, start, m = heapq.heappop(heap)
+            lb_parent, _, F, Cfull, start, m, alpha_parent = heapq.heappop(heap)
             C = Cfull[start:]
             nodes += 1
             if m == 0:
@@ -305,10 +307,22 @@ class BranchAndBound:
                     continue
                 if C.size < m:
                     continue
-            if self._relax_budget > 0 and nodes > self._relax_delay and m >= 2 and math.comb(C.size, m) > leaf_limit:
-                # k-support relaxation hook (see OASession._relax_node): node bound and per-feature screening.
-                self._relax_budget -= 1
-                rb, per = self._relax_node(F, C, m)
+            dual = None  # this node's dual point: its children's closed-form bounds (child_bounds)
+            relax = self._relax_budget > 0 and nodes > self._relax_delay and math.comb(C.size, m) > leaf_limit
+            if relax or alpha_parent is not None:
+                if relax:
+                    # k-support relaxation hook (see OASession._relax_node): node bound and per-feature
+                    # screening, warm-started from the parent's dual point (any alpha is valid).
+                    self._relax_budget -= 1
+                    if alpha_parent is not None:
+                        self._relax_alphas = self._relax_alphas[-2:] + [alpha_parent]
+                    rb, per = self._relax_node(F, C, m)
+                    dual = self._relax_alphas[-1]
+                else:
+                    # Node relaxations used up: the parent's dual point still bounds this node and
+                    # screens its candidates in O(n p), without a solve.
+                    rb, per = self._dual_node(alpha_parent, F, C, m)
+                    dual = alpha_parent
                 lb = max(lb, rb)
                 if not open_(lb):
                     pruned = min(pruned, lb)
@@ -332,7 +346,7 @@ class BranchAndBound:
                 if C.size < m:
                     continue
                 if math.comb(C.size, m) <= leaf_limit:
-                    heapq.heappush(heap, (lb, next(tick), F, C, 0, m))
+                    heapq.heappush(heap, (lb, next(tick), F, C, 0, m, dual))
                     continue
             cst, Wk = cuts[best_cut]
             Cs = C[np.argsort(-Wk[C], kind="stable")]
@@ -347,13 +361,38 @@ class BranchAndBound:
                     b_ = bar()
                     if not np.isfinite(b_) or (np.maximum(child_r, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
                         Cs, child = Cr, child_r  # the order with fewer open children
+            if dual is not None:
+                # Children in decreasing a^2 of the node's dual point, bounded in closed form.
+                Ca, child_a = self._dual_children(dual, F, C, m)
+                b_ = bar()
+                if not np.isfinite(b_) or (np.maximum(child_a, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
+                    Cs, child = Ca, child_a
             for i in range(child.size):
                 b = max(lb, float(child[i]))
                 if not open_(b):
                     pruned = min(pruned, b)
                     break  # child bounds are nondecreasing in i
-                heapq.heappush(heap, (b, next(tick), np.sort(np.append(F, Cs[i])), Cs, i + 1, m - 1))
+                heapq.heappush(heap, (b, next(tick), np.sort(np.append(F, Cs[i])), Cs, i + 1, m - 1, dual))
         return min(heap[0][0] if heap else np.inf, pruned), "done", nodes
+
+    def _dual_node(self, alpha, F, C, m):
+        """Bound (*) of :mod:`~dpbench.oracle.relaxation` at a node (F, m more from C) from a
+        given dual point, and per feature j the bound over its supports containing j: (bound,
+        per (p,)). O(n p), no solve."""
+        from .relaxation import dual_bounds
+
+        sc = self.score
+        a = sc.X.T @ alpha
+        b, per = dual_bounds(a[None], float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, [(C, m)],
+                             per_feature=True)
+        return float(b[0]), per[0]
+
+    def _dual_children(self, alpha, F, C, m):
+        """:func:`~dpbench.oracle.relaxation.child_bounds` of the node at the dual point alpha."""
+        from .relaxation import child_bounds
+
+        sc = self.score
+        return child_bounds(sc.X.T @ alpha, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, C, m)
 
     # ------------------------------------------------------------- threshold enumeration
     def supports_below(self, threshold, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(), time_limit=None,
