@@ -13,6 +13,7 @@ whether / how fast the full oracle certifies within a time limit. Issue 15 targe
 certified optimum <= 10 s on Khan and <= 5 s on toeplitz n = 800. Run as a script:
 
     python benchmarks/bench_oracle_hard.py [--time-limit 60] [--only khan]
+    python benchmarks/bench_oracle_hard.py --only toep200_s5_lam10 --nodes 200   # bound after 200 nodes
 
 Timings are wall-clock medians on a shared machine (noisy); bounds are deterministic.
 """
@@ -62,6 +63,43 @@ def certify(score, s, time_limit):
     return registry().solver("highs")().session(score, s).solve(time_limit=time_limit)
 
 
+def bound_after_nodes(score, s, nodes):
+    """(lower bound, incumbent, seconds) of the branch and bound with node relaxations over all
+    features after ``nodes`` nodes (deterministic), from the session's incumbent and root bound.
+
+    The unconstrained call itself takes the OA master here (more than ``relax_bnb`` survivors);
+    this measures how fast the node bounds close the gap (issue 15, toeplitz n = 200, Lambda = 10).
+    """
+    from dpbench.oracle.constraints import ConstraintSet
+    from dpbench.oracle.limits import Budget
+    from dpbench.plugin_manager import registry
+
+    sess = registry().solver("highs")().session(score, s)
+    cons = ConstraintSet.build(score.p, s)
+    S, ub, neigh = sess._local_search(sess._start(cons), cons)
+    sess._add_cuts(S[None])
+    sess._add_cuts(neigh)
+    sess._relax_root(cons, S)
+    cand, _ = sess._screen(cons, S, ub)
+    t = time.perf_counter()
+    out = sess._bnb_survivors(cand, cons, S, ub, Budget(nodes, None), 1e-6)
+    return out[2], out[1], time.perf_counter() - t
+
+
+class NodeBudgetBound:
+    """Lower bound after 200 branch-and-bound nodes where the optimum is out of reach (tracked)."""
+
+    params = [["toep200_s5_lam10"]]
+    param_names = ["instance"]
+    timeout = 600
+
+    def setup(self, instance):
+        self.score, self.s = make_score(instance)
+
+    def track_bound_after_200_nodes(self, instance):
+        return bound_after_nodes(self.score, self.s, 200)[0]
+
+
 class RootBound:
     """Root lower bound of the k-support dual (deterministic; tracked, and its time)."""
 
@@ -103,7 +141,17 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per certify call (default 60)")
     ap.add_argument("--only", default="", help="substring of the instance names to run")
+    ap.add_argument("--nodes", type=int, default=0,
+                    help="instead: lower bound of the node-relaxation branch and bound after this many nodes")
     args = ap.parse_args()
+    if args.nodes:
+        for name in INSTANCES:
+            if args.only in name:
+                score, s = make_score(name)
+                lb, inc, sec = bound_after_nodes(score, s, args.nodes)
+                print(f"{name:22s} incumbent {inc:.4f} lb after {args.nodes} nodes {lb:.4f} "
+                      f"(gap {100 * (inc - lb) / inc:.2f} %) {sec:.1f} s", flush=True)
+        raise SystemExit(0)
     print(f"{'instance':22s} {'incumbent':>10s} {'old lb':>10s} {'old gap%':>8s} {'new root':>10s} "
           f"{'new gap%':>8s} {'root s':>7s} {'status':>10s} {'certify s':>9s} {'target':>6s}")
     for name in INSTANCES:
