@@ -362,7 +362,7 @@ def _relaxed_value(GW, cW, yy, lam, r, z):
     and the coefficients ``beta = sqrt(z) gamma`` (the relaxation at a fractional z)."""
     d = np.sqrt(z)
     G = GW * d[:, None] * d[None, :]
-    G[np.diag_indices_from(G)] += lam
+    G.flat[:: G.shape[0] + 1] += lam  # the diagonal (diag_indices_from cost 6 % of a node relaxation)
     val, gamma = solve_blocks(G[None], (cW * d)[None], yy, r)
     return float(val[0]), d * gamma[0]
 
