@@ -31,6 +31,34 @@ if TYPE_CHECKING:
 DEFAULT_LAM = 10.0
 
 
+def oracle_backend(solver: str, loss) -> str:
+    """The backend that answers a trial's oracle calls for ``solver`` under ``loss``.
+
+    A backend serves only the oracle kinds it lists in ``losses`` (default: the least-squares
+    Gram structure); a loss of another kind (``hinge``: ``oracle = "generic"``) is served by the
+    ``generic`` branch and bound on the loss's own score and bounds, whatever ``--solver`` says.
+
+    Parameters
+    ----------
+    solver : str
+        Registered solver name (``--solver``).
+    loss : Loss class or instance, str or None
+        The loss plugin, its registered name, or None for least squares.
+
+    Returns
+    -------
+    str
+        ``solver`` itself, or ``"generic"``.
+    """
+    if isinstance(loss, str):
+        loss = registry().loss(loss)
+    if loss is None or loss.oracle == "least-squares":
+        return solver
+    if loss.oracle in getattr(registry().solver(solver), "losses", ("least-squares",)):
+        return solver
+    return "generic"
+
+
 @dataclass(frozen=True)
 class PrivacySetup:
     """The privacy setup of a run: the one place its defaults are written.
@@ -251,10 +279,7 @@ class Trial:
         Cuts a backend learns are kept across all calls for the trial, whichever selector
         makes them.
         """
-        name = solver or self.solver
-        if self.loss_plugin is not None and self.loss_plugin.oracle != "least-squares" \
-                and self.loss_plugin.oracle not in getattr(registry().solver(name), "losses", ("least-squares",)):
-            name = "generic"  # the certified oracle built on the loss's own score and bounds
+        name = oracle_backend(solver or self.solver, self.loss_plugin)
         merged = {**(self.solver_params if name == self.solver else {}), **params}
         key = ("oracle", name, tuple(sorted((k, repr(v)) for k, v in merged.items())))
         return self.shared(key, lambda: self.instances.get("solver", name, merged).session(self.score, self.s))

@@ -159,7 +159,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, fragment):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["--n", "100,abc"], "comma-separated list whose items each must be an integer: 'abc' is not"),
+    (["--n", "100,abc"], "argument --n: '100,abc' has an item 'abc' that must be an integer"),
     (["--n", ""], "empty"),
     (["--epsilon", ","], "empty"),
 ])

@@ -15,6 +15,7 @@ file (``--data --target``), then clipped to [-b_x, b_x] / [-b_y, b_y].
 from __future__ import annotations
 
 import json
+import math
 import time
 
 from ..data_io import STANDARDIZE_MODES
@@ -59,7 +60,7 @@ def run(args) -> int:
     from ..plugin_manager import registry
     from ..score import RidgeScore
 
-    from ..runner.execute import RunConfig, check_setting, make_problem
+    from ..runner.execute import RunConfig, check_seed, check_setting, make_problem
 
     reg = registry()
     if args.dataset or args.data:
@@ -79,6 +80,11 @@ def run(args) -> int:
     # as compare does: names, 1 <= s < p and n x p against the free memory, before generating
     # (--p 10000000 ran for minutes towards a MemoryError)
     check_setting(setting)
+    check_seed(args.seed)
+    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        # a negative limit returned "time_limit" with no support and exit status 1, as if the solve ran
+        raise UserInputError(f"--time-limit = {args.time_limit} must be a positive number of seconds "
+                             "(or leave it out: no limit)")
     t0 = time.perf_counter()
     # the same data as trial 0 of `dpbench compare` with this seed and setting
     problem = make_problem(RunConfig(methods=[], data=[setting], seed=args.seed), setting, 0)

@@ -31,7 +31,7 @@ def _cli_type(opt):
     """argparse ``type`` for one option: its converter, with argparse's error type."""
     def parse(text):
         try:
-            return opt.parse(text, opt.flag)
+            return opt.parse(text, "")  # argparse's message names the flag: "argument --s: '2.5' must be ..."
         except UserInputError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -72,11 +72,25 @@ def _merge_options(args) -> dict:
         # parameters for plugins this run does not use are ignored, not errors
         opts["config_param"] = from_file.pop("param", [])
         opts.update(from_file)
+        opts["config_keys"] = {k: args.config for k in from_file}
     for k in COMPARE_DEFAULTS:
         v = getattr(args, k, None)
         if v is not None:
             opts[k] = v
+            opts.get("config_keys", {}).pop(k, None)
     return opts
+
+
+def _name_the_file(exc: UserInputError, opts: dict) -> UserInputError:
+    """``exc`` with the config file named when the value it refuses came from one: the checks
+    after parsing (:meth:`RunConfig.validate`) speak of ``--delta``, which a TOML user never typed."""
+    from ..runner.config import OPTION_BY_NAME
+
+    msg = str(exc)
+    for k, path in (opts.get("config_keys") or {}).items():
+        if msg.startswith((f"{OPTION_BY_NAME[k].flag} = ", f"{k} = ")):
+            return UserInputError(f"{msg} (set in config {path}: {k})")
+    return exc
 
 
 def build_run_configs(opts: dict) -> list:
@@ -87,7 +101,16 @@ def build_run_configs(opts: dict) -> list:
     :func:`build_run_config`. The configurations run one after another into one database.
     """
     from ..runner.config import grid_points
+    from ..trial import oracle_backend
 
+    solvers = opts.get("solver") or ["highs"]
+    solvers = solvers if isinstance(solvers, (list, tuple)) else [solvers]
+    loss = opts.get("loss") or "least-squares"
+    backends = [oracle_backend(s, loss) for s in solvers]
+    if len(set(backends)) < len(backends):
+        # their rows would be the same trials twice, counted twice in one table row
+        raise UserInputError(f"--solver {','.join(solvers)}: with --loss {loss} every one of these runs the "
+                             f"{backends[0]} oracle; give one --solver")
     return [build_run_config(point) for point in grid_points(opts)]
 
 
@@ -151,6 +174,15 @@ def build_run_config(opts: dict):
         else:
             raise UserInputError(f"--param {item!r}: {name!r} is neither one of the methods "
                                  f"({', '.join(methods)}), the generator ({gen_name}) nor the solver")
+    if solver_params:
+        from ..trial import oracle_backend
+
+        solver = opts.get("solver") or "highs"
+        backend = oracle_backend(solver, opts.get("loss") or "least-squares")
+        if backend != solver:  # Trial.oracle would drop them without a word
+            first = next(iter(solver_params))
+            raise UserInputError(f"--param {solver}.{first}=…: with --loss {opts.get('loss')} the oracle is {backend}, not "
+                                 f"{solver}; use --solver {backend} --param {backend}.KEY=VALUE")
     labels, variant_params = [], {}
     twice = sorted({m for m in methods if methods.count(m) > 1})
     if twice:  # else reported below as "--param values ... give the same method twice", with no --param given
@@ -286,7 +318,10 @@ def cmd_compare(args) -> int:
     from ..results.store import ResultStore
 
     opts = _merge_options(args)
-    cfgs = build_run_configs(opts)
+    try:
+        cfgs = build_run_configs(opts)
+    except UserInputError as exc:
+        raise _name_the_file(exc, opts) from None
     if opts.get("json"):
         check_output_path(opts["json"], "--json")
     opts["jobs"] = check_jobs(opts["jobs"])
@@ -326,11 +361,6 @@ def cmd_compare(args) -> int:
         r["config"] = r["config"]
     summary = summarize(rows)
     print_frame_summary(rows, cfg)
-    if any(("dataset" in st or "data" in st) and st.get("standardize", "none") != "none" for st in cfg.data):
-        from ..data_io import not_private_notice
-
-        err_console.print("[yellow]note:[/yellow] --standardize " + cfg.data[0]["standardize"] + ": " +
-                          not_private_notice(cfg.data[0]["standardize"]))
     failed = [r for r in rows if r["status"] == "failed"]
     if failed:
         first = failed[0]
@@ -383,13 +413,12 @@ def cmd_list(args) -> int:
         return 0
     for kind, entries in info.items():
         table = Table(title=kind, header_style="bold", title_justify="left")
-        table.add_column("name")
-        if kind == "selectors":
-            table.add_column("DP type")
-            table.add_column("neighbours")
-        table.add_column("description")
-        table.add_column("parameters")
-        table.add_column("distribution")
+        # fold, not rich's default ellipsis: a long word ("Metropolis-Hastings", "enum_limit=2000000")
+        # was cut to "Metropolis-Hasti…", hiding a parameter's default
+        heads = ["name"] + (["DP type", "neighbours"] if kind == "selectors" else []) + [
+            "description", "parameters", "distribution"]
+        for h in heads:
+            table.add_column(h, overflow="fold")
         for e in entries:
             params = ", ".join(f"{k}={v['default']}" for k, v in e.get("params", {}).items())
             cells = [e["name"]]
@@ -479,7 +508,7 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
     """
     from ..results.frame import frame_from_rows
     from ..results.summary import summary_frame
-    from .tables import constants_text, footnote, rich_table
+    from .tables import constants_text, footnote, print_table, rich_table
 
     out = out or console
     if df is None:
@@ -490,7 +519,8 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
         out.print("no results")
         return
     sf = summary_frame(df, interval)
-    out.print(rich_table(sf, title="dpbench compare" if cfg is not None else "dpbench report"))
+    print_table(out, rich_table(sf, title="dpbench compare" if cfg is not None else "dpbench report",
+                                width=out.width))
     out.print(f"[dim]same for every row: {escape(constants_text(sf))}[/dim]")
     ref = ""
     if cfg is not None:

@@ -111,8 +111,11 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
     x, hue, col, row = _alias(x), _alias(hue), _alias(col) if col else None, _alias(row) if row else None
     for name, c in (("--x", x), ("--hue", hue), ("--col", col), ("--row", row)):
         if c is not None and c not in sf.columns:
-            raise UserInputError(f"{name} {c!r} is not a column of these results; columns: "
-                                 f"{', '.join(display_columns(sf))}")
+            # the varying columns first, then those with one value (--x n is valid on a run with one n)
+            from ..results.summary import constant_columns
+
+            known = display_columns(sf) + [k for k in constant_columns(sf) if k not in display_columns(sf)]
+            raise UserInputError(f"{name} {c!r} is not a column of these results; columns: {', '.join(known)}")
     import pandas as pd
 
     if not pd.api.types.is_numeric_dtype(sf[x]):

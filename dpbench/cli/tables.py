@@ -4,6 +4,7 @@ Markdown and HTML, each keyed on every column that varies in the run."""
 from __future__ import annotations
 
 import html
+import io
 import math
 
 from rich.markup import escape
@@ -69,11 +70,27 @@ def rate_text(d, spec=".3f") -> str:
             f"{_bound(d['recovery_hi'], spec, True)}]")
 
 
+def _preprocessed(d) -> str | None:
+    """The row's non-private preprocessing of real data (``--standardize`` other than none), or None."""
+    mode = d.get("standardize")
+    return mode if isinstance(mode, str) and mode != "none" else None
+
+
+#: Marks a guarantee that holds only given a non-private preprocessing (:func:`preprocessing_note`).
+PREPROCESSED_MARK = " †"
+
+
 def dp_text(d) -> str:
-    """The guarantee that holds for the row's trials (else the DP type), with ε' when it differs from ε."""
+    """The guarantee that holds for the row's trials (else the DP type), with ε' when it differs from ε.
+
+    A guarantee on real data preprocessed with the data's own statistics (``--standardize``)
+    holds for the selection given the preprocessed data only: it carries :data:`PREPROCESSED_MARK`,
+    explained by :func:`preprocessing_note` (the reports of a stored run said "pure ε=1" with
+    no word of it).
+    """
     g = d.get("guarantee")
     if isinstance(g, str) and g:
-        return g
+        return g + (PREPROCESSED_MARK if _preprocessed(d) and not g.startswith("none") else "")
     dp = str(d.get("dp_type") or "")
     es = d.get("epsilon_spent")
     if es is not None and not (isinstance(es, float) and math.isnan(es)) and es != d["epsilon"]:
@@ -116,9 +133,25 @@ def estimation_columns(sf) -> list[tuple[str, str, str]]:
 #: The terminal table's width (README: "It fits in 100 columns") and the guarantee column's least width.
 TABLE_WIDTH, GUARANTEE_WIDTH = 100, 13
 
+#: Columns the terminal table leaves out, in this order, when the others and the guarantee do not
+#: fit the console's width (an 80-column terminal): times first; the Markdown / HTML reports keep all.
+OPTIONAL_HEADS = ("trial s", "prep s", "ms/ draw", "P exact")
 
-def rich_table(sf, title="dpbench", level=0.95):
-    """A rich Table of a :func:`~dpbench.results.summary.summary_frame` (user text escaped)."""
+
+def rich_table(sf, title="dpbench", level=0.95, width=TABLE_WIDTH):
+    """A rich Table of a :func:`~dpbench.results.summary.summary_frame` (user text escaped).
+
+    Parameters
+    ----------
+    sf : pandas.DataFrame
+        Summary frame.
+    width : int
+        Columns available (the console's width; 100 outside a terminal). The method / data
+        labels fold to at least 10 characters and then the :data:`OPTIONAL_HEADS` columns are
+        left out (named in the caption), so that the guarantee column is never cropped. Numbers
+        never wrap: a table that still does not fit keeps its natural width
+        (:func:`print_table` prints it wider than the console rather than cutting it).
+    """
     from rich import box
     from rich.table import Table
 
@@ -144,31 +177,59 @@ def rich_table(sf, title="dpbench", level=0.95):
             cells[-2] = f"{d['failed']}/[red]{d['uncertified']}[/red]"
         body.append(cells)
     # cells never wrap (a column is at least as wide as its widest cell, up to 24); headers and
-    # the DP text wrap, so the table fits in 100 columns
+    # the DP text wrap
     widths = [max(min(24, w), max(len(word) for word in h.split())) for h, w in zip(heads, widths)]
-    # rich crops the last column when the fixed ones leave it no room ("pure ε=0.5" printed as
-    # "pur" next to "mcmc(iterations=5000) (no DP)"): narrow (fold) the label columns instead,
-    # so that the guarantee keeps at least GUARANTEE_WIDTH characters
     labels = [i for i, c in enumerate(ident) if c in ("method_label", "data")]
-    # + len(heads) + 1: the box's separators between the columns and its two edges
-    # and the guarantee column's min_width (10)
-    excess = sum(widths[:-1]) + len(heads) + 1 + max(10, min(GUARANTEE_WIDTH, widths[-1])) - TABLE_WIDTH
-    for i in labels:
-        cut = min(max(excess, 0), widths[i] - 10)
-        widths[i] -= max(cut, 0)
-        excess -= max(cut, 0)
-    for i, (h, w) in enumerate(zip(heads, widths)):
+    keep = list(range(len(heads)))
+
+    def excess():
+        # rich crops or drops the last column when the fixed ones leave it no room ("pure ε=0.5"
+        # printed as "pur"; on an 80-column terminal the whole column vanished and numbers wrapped
+        # into two lines, "0.38" over "8"): the box puts one separator between the columns plus
+        # its two edges, and the guarantee column needs its min_width
+        fixed = sum(widths[i] for i in keep[:-1]) + len(keep) + 1
+        return fixed + max(10, min(GUARANTEE_WIDTH, widths[-1])) - width
+
+    for i in labels:  # first narrow (fold) the label columns, down to 10 characters
+        cut = max(min(excess(), widths[i] - 10), 0)
+        widths[i] -= cut
+    dropped = []
+    for h in OPTIONAL_HEADS:  # then leave out the least important numbers
+        if excess() > 0 and h in heads:
+            keep.remove(heads.index(h))
+            dropped.append(h.replace("/ ", "/"))
+    for i in keep:
+        h, w = heads[i], widths[i]
         left = i < len(ident) and ident[i] in ("method_label", "data") or h == "guarantee"
         table.add_column(h, justify="left" if left else "right", overflow="fold",
                          **({"min_width": 10} if h == "guarantee" else {"width": w}))
+    if dropped:
+        table.caption = f"not shown in {width} columns: {', '.join(dropped)} (dpbench report --markdown has all)"
+        table.caption_justify = "left"
     recs = sf.to_dict("records")
     for i, cells in enumerate(body):
         d, nxt = recs[i], recs[i + 1] if i + 1 < len(recs) else None
         dim = d.get("guaranteed") is False
         # a rule after each setting's guaranteed rows and after its no-guarantee rows
         end = nxt is not None and "guaranteed" in d and (d["guaranteed"] != nxt["guaranteed"])
-        table.add_row(*cells, style="dim" if dim else None, end_section=end)
+        table.add_row(*[cells[j] for j in keep], style="dim" if dim else None, end_section=end)
     return table
+
+
+def print_table(out, table) -> None:
+    """Print a :func:`rich_table` on the console ``out``, wider than the console when it needs to
+    be: rich would otherwise drop its last column (the guarantee) or wrap numbers inside cells."""
+    from rich.console import Console
+    from rich.measure import Measurement
+    from rich.segment import Segments
+
+    need = Measurement.get(out, out.options.update(width=10_000), table).minimum
+    if need <= out.width:
+        out.print(table)
+        return
+    # laid out on a console as wide as the table, then printed without wrapping or cropping
+    wide = Console(width=need, file=io.StringIO(), force_terminal=out.is_terminal, color_system=out.color_system)
+    out.print(Segments(wide.render(table, wide.options)), soft_wrap=True)
 
 
 def constants_text(sf) -> str:
@@ -197,9 +258,22 @@ ESTIMATION_NOTE = (" · with --estimate: ε is the budget of the pair (support, 
                    "on the 30 % held-out rows, unclipped; all three are means over draws and trials")
 
 
+def preprocessing_note(sf) -> str:
+    """``† <notice>`` for each non-private preprocessing among the summary's rows ('' when none)."""
+    from ..data_io import not_private_notice
+
+    if sf is None or "standardize" not in sf:
+        return ""
+    modes = sorted({m for m in (_preprocessed(d) for d in sf.to_dict("records")) if m})
+    return "".join(f"†{' --standardize ' + m if len(modes) > 1 else ''}: {not_private_notice(m)} · "
+                   for m in modes)
+
+
 def footnote(sf, interval: str) -> str:
-    """The table's footnote, with the estimation note when the summary has estimation metrics."""
-    return FOOTNOTE.format(interval=interval) + (ESTIMATION_NOTE if estimation_columns(sf) else "")
+    """The table's footnote: the preprocessing note (†) first when a row has one, and the
+    estimation note when the summary has estimation metrics."""
+    return (preprocessing_note(sf) + FOOTNOTE.format(interval=interval)
+            + (ESTIMATION_NOTE if estimation_columns(sf) else ""))
 
 
 def _report_table(sf, level, html_cells: bool):

@@ -76,6 +76,17 @@ def _generator_defaults(name) -> dict:
     return dict(_generator_defaults_cached(name)) if isinstance(name, str) else {}
 
 
+@functools.lru_cache(maxsize=None)
+def _oracle_backend(solver: str, loss: str) -> str:
+    """:func:`dpbench.trial.oracle_backend` by names; ``solver`` as stored when a plugin is not installed."""
+    from ..trial import oracle_backend
+
+    try:
+        return oracle_backend(solver, loss)
+    except Exception:  # noqa: BLE001 - an uninstalled loss or solver: the stored name
+        return solver
+
+
 def _flatten(row: dict, supports: bool) -> dict:
     json_cols = schema.names(type="json")
     out = {k: v for k, v in row.items() if k not in json_cols}
@@ -99,6 +110,8 @@ def _flatten(row: dict, supports: bool) -> dict:
     out.setdefault("loss", DEFAULT_LOSS)  # rows store the loss only when it is not the default
     if out["loss"] != DEFAULT_LOSS:  # b_y and the Δ bound shape only the least-squares Δ
         out["b_y"] = out["sensitivity_bound"] = None
+        if isinstance(out.get("solver"), str):  # the backend that ran (hinge: generic), not --solver
+            out["solver"] = _oracle_backend(out["solver"], out["loss"])
     for k, v in _loads(row.get("diagnostics")).items():
         out[f"diag.{k}"] = _scalar(v)
     if supports:  # the JSON columns kept whole (supports, reference_support)

@@ -252,13 +252,23 @@ def _varying(df, cols) -> list[str]:
     return [c for c in cols if df[c].astype("string").fillna("<NA>").nunique() > 1]
 
 
+def _names_data(df, c) -> bool:
+    """True when column ``c`` (``dataset``, ``generator``) only repeats ``data`` where it is set: a
+    table with two data sets showed the name twice and had no room left for the guarantee."""
+    if c not in ("dataset", "generator") or "data" not in df:
+        return False
+    set_ = df[c].notna()
+    return bool((df.loc[set_, c].astype(str) == df.loc[set_, "data"].astype(str)).all())
+
+
 def display_columns(df) -> list[str]:
     """The identity columns a table must show: ``method_label``, every varying column, ``epsilon``.
 
     ``df`` is a tidy or a summary frame. Method parameters are in ``method_label``.
     """
     skip = ("method", "label", "method_label", "epsilon", "dp_type", "neighbouring", "data", "guaranteed")
-    vary = [c for c in _varying(df, _ident(df)) if c not in skip and not c.startswith("param.")]
+    vary = [c for c in _varying(df, _ident(df)) if c not in skip and not c.startswith("param.")
+            and not _names_data(df, c)]
     cols = ["method_label"]
     if "data" in df and df["data"].nunique(dropna=False) > 1:
         cols.append("data")
@@ -272,7 +282,7 @@ def constant_columns(df) -> dict:
     out = {}
     for c in ident:
         if c in vary or c in ("method", "method_label", "label", "dp_type", "neighbouring", "guaranteed") \
-                or c.startswith("param."):
+                or c.startswith("param.") or (c != "data" and _names_data(df, c)):
             continue
         v = df[c].dropna()
         if len(v):

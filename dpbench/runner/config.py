@@ -26,6 +26,7 @@ the rows of the values already there.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import tomllib
 from dataclasses import dataclass
@@ -102,7 +103,7 @@ def to_sparsity(value) -> int | str:
     try:
         return to_int(value)
     except OptionTypeError:
-        raise OptionTypeError(f"must be an integer or one of {', '.join(SPARSITY_RULES)} "
+        raise OptionTypeError(f"must be an integer or {' or '.join(SPARSITY_RULES)} "
                               "(log: floor(ln p) per data set)") from None
 
 
@@ -175,11 +176,23 @@ class Option:
     def parse(self, value, where: str):
         """Convert ``value`` (one value or, for list options, a list or comma-separated text).
 
+        Parameters
+        ----------
+        value : str, number, bool or list
+            Command-line text, or a TOML value.
+        where : str
+            ``config x.toml: trials`` for a value from a file: messages then show the value in
+            TOML syntax (``s = 2.5``, ``n = [100, "abc"]``). A command-line flag (``--trials``)
+            or ``""`` (argparse names the flag itself) for command-line text, shown as given.
+
         Raises
         ------
         UserInputError
-            One line naming ``where`` (``--trials`` or ``config x.toml: trials``) and what is expected.
+            One line naming ``where``, the value and what is expected.
         """
+        toml = bool(where) and not where.startswith("-")
+        shown = _toml_text(value) if toml else repr(value)
+        head = f"{where} = {shown}" if toml else (f"{where} {shown}" if where else shown)
         try:
             if self.many or self.grid:
                 if isinstance(value, (list, tuple)):
@@ -189,28 +202,45 @@ class Option:
                 else:  # one TOML number (or a mistyped true/false), not text to split
                     items = [value]
                 if not items:
-                    raise OptionTypeError("must be a non-empty list, e.g. 1,2")
+                    raise OptionTypeError("must be a non-empty list, e.g. " + ("[1, 2]" if toml else "1,2"))
                 out = []
                 for v in items:
                     try:
                         out.append(self.convert(v))
                     except OptionTypeError as exc:
-                        if self.grid and len(items) == 1 and not isinstance(value, (list, tuple)):
-                            raise  # one value of a grid option: the message of a plain option
-                        raise OptionTypeError(f"must be a comma-separated list whose items each {exc}: "
-                                              f"{v!r} is not") from None
+                        if len(items) == 1 and not isinstance(value, (list, tuple)):
+                            raise  # one value: the message of a plain option
+                        item = _toml_text(v) if toml else repr(v)
+                        raise OptionTypeError(f"has an item {item} that {exc}") from None
             else:
                 if isinstance(value, (list, tuple, dict)):
                     raise OptionTypeError("takes one value, not a list or table")
                 out = self.convert(value)
         except OptionTypeError as exc:
-            raise UserInputError(f"{where} = {value!r} {exc}") from None
+            raise UserInputError(f"{head} {exc}") from None
         if self.grid and len(set(map(repr, out))) < len(out):
-            raise UserInputError(f"{where} = {value!r} repeats a value; give each value once")
+            raise UserInputError(f"{head} repeats a value; give each value once")
         for v in out if (self.many or self.grid) else [out]:
             if self.choices is not None and v not in self.choices:
-                raise UserInputError(f"{where} = {v!r} must be one of {', '.join(map(str, self.choices))}")
+                item = _toml_text(v) if toml else repr(v)
+                raise UserInputError(f"{head}: {item} must be one of {', '.join(map(str, self.choices))}"
+                                     if item != shown else
+                                     f"{head} must be one of {', '.join(map(str, self.choices))}")
         return out
+
+
+def _toml_text(value) -> str:
+    """``value`` written as in a TOML file (``true``, ``"abc"``, ``[1, "x"]``): messages about a
+    config show what the user wrote, not Python's repr (``True``, ``'abc'``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_text(v)}" for k, v in value.items()) + " }"
+    return str(value)
 
 
 STANDARDIZE_CHOICES = STANDARDIZE_MODES

@@ -113,6 +113,7 @@ class RunConfig:
         self.epsilons = [check_epsilon(e) for e in self.epsilons]
         if not self.epsilons:
             raise UserInputError("empty --epsilon list; give e.g. --epsilon 1")
+        check_seed(self.seed)
         for label, v in (("trials", self.trials), ("draws", self.draws)):
             if int(v) != v or v < 1:
                 raise UserInputError(f"--{label} = {v} must be a positive integer")
@@ -155,6 +156,20 @@ class RunConfig:
             if shape is not None:
                 for sel in selectors:
                     sel.check_setting(shape[1], shape[2])
+
+
+def check_seed(seed) -> int:
+    """The run seed, an integer in [0, 2**63): numpy's SeedSequence refuses negative seeds
+    (``--seed -1`` ended in a traceback) and rows store it as an SQLite INTEGER (a larger seed
+    failed only when the first trial was written).
+
+    Raises
+    ------
+    UserInputError
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
+        raise UserInputError(f"--seed = {seed} must be an integer from 0 to 2^63 - 1, e.g. --seed 0")
+    return int(seed)
 
 
 #: Bytes per entry of X a trial holds at once: the generated data, its clipped copy and the
