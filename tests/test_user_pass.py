@@ -195,3 +195,45 @@ def test_plot_bad_column_lists_the_constant_columns_too(eps_db, tmp_path, capsys
     # "columns: method_label, rho, epsilon" although --x n works (n has one value)
     line = one_error(capsys, "plot", str(eps_db), "--x", "nope", "-o", str(tmp_path / "f.png"))
     assert "method_label, rho, epsilon" in line and ", n, p, s," in line
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_a_dask_run_prints_no_worker_tracebacks(tmp_path):
+    # Ctrl-C reaches the whole process group: every LocalCluster worker printed a
+    # KeyboardInterrupt traceback, although dpbench itself stopped with status 130
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("dask.distributed")
+    db = tmp_path / "d.db"
+    proc = subprocess.Popen([sys.executable, "-m", "dpbench.cli", "compare", "--methods", "exhaustive", "--p", "20",
+                             "--s", "3", "--n", "100", "--trials", "300", "--draws", "5", "--backend", "dask",
+                             "--jobs", "2", "--out", str(db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            with sqlite3.connect(db) as conn:
+                if conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] >= 2:
+                    break
+        except sqlite3.Error:
+            pass
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole process group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "run the same command again to resume" in " ".join(err.split())
+
+
+def test_retry_flags_say_how_many_rows_they_retry(eps_db, capsys):
+    # with nothing to retry the run printed the stored table again without a word
+    args = ["compare", "--methods", "exhaustive,bss", "--rho", "0.1,0.5", "--epsilon", "1,8", *TINY,
+            "--out", str(eps_db)]
+    assert main([*args, "--retry-uncertified", "--retry-failed"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--retry-uncertified: 0 uncertified result(s) of this run" in err
+    assert "--retry-failed: 0 failed result(s) of this run" in err

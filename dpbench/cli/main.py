@@ -341,6 +341,11 @@ def cmd_compare(args) -> int:
     resumed = len(keys & done)
     if resumed:
         err_console.print(f"[dim]resuming: {resumed} of {len(keys)} results already in {escape(str(opts['out']))}[/dim]")
+    for flag, which in (("retry_failed", "failed"), ("retry_uncertified", "uncertified")):
+        if getattr(args, flag, False):  # else the run silently printed the stored table again
+            retried = len(keys & getattr(store, f"{which}_keys")())
+            err_console.print(f"[dim]--{flag.replace('_', '-')}: {retried} {which} result(s) of this run in "
+                              f"{escape(str(opts['out']))} to run again[/dim]")
     try:
         from .progress import RunProgress
 

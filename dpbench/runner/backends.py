@@ -44,7 +44,7 @@ def dask_results(cfg, tasks, scheduler: str | None = None, jobs: int = 1):
                 raise UserInputError(f"cannot reach the dask scheduler at {scheduler} ({exc}); check the address "
                                      "or omit --scheduler to start a LocalCluster") from None
         else:
-            cluster = LocalCluster(n_workers=max(1, int(jobs)), threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = _local_cluster(LocalCluster, jobs)
             client = Client(cluster)
         with client:
             futures = [client.submit(run_trial, cfg, t, pure=False) for t in tasks]
@@ -53,3 +53,24 @@ def dask_results(cfg, tasks, scheduler: str | None = None, jobs: int = 1):
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def _local_cluster(LocalCluster, jobs: int):
+    """A LocalCluster of ``jobs`` single-threaded worker processes that ignore SIGINT.
+
+    Ctrl-C in a terminal reaches the whole process group: each worker process printed a
+    KeyboardInterrupt traceback while dpbench itself stopped cleanly (exit status 130). Worker
+    processes started while SIGINT is ignored inherit that (POSIX keeps SIG_IGN across exec, and
+    Python then installs no KeyboardInterrupt handler); the coordinating process still gets
+    Ctrl-C and closes the cluster, which ends the workers.
+    """
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        return LocalCluster(n_workers=max(1, int(jobs)), threads_per_worker=1, processes=True, dashboard_address=None)
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
