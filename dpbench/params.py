@@ -49,7 +49,13 @@ class Param:
             conv = _to_bool
         try:
             out = conv(value)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(float("inf"))
+            # Python's own text ("could not convert string to float: 'abc'") says neither what the
+            # parameter expects nor how to fix it
+            expected = {int: "an integer", float: "a number", _to_bool: "true or false"}.get(conv)
+            if expected:
+                raise UserInputError(f"parameter {name}={value!r} must be {expected}, e.g. {name}={self.default}"
+                                     ) from None
             raise UserInputError(f"parameter {name}={value!r}: {exc}") from None
         if self.choices is not None and out not in self.choices:
             raise UserInputError(f"parameter {name}={value!r} must be one of {', '.join(map(str, self.choices))}")
@@ -99,10 +105,13 @@ def int_or_inf(v):
     """Parameter type: a positive integer or ``inf`` (e.g. the number of rejection rounds T)."""
     if isinstance(v, str) and v.strip().lower() in ("inf", "infinity", "none"):
         return math.inf
-    f = float(v)
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        f = math.nan
     if math.isinf(f):
         return math.inf
-    if f != int(f) or f < 1:
+    if math.isnan(f) or f != int(f) or f < 1:
         raise ValueError("expected a positive integer or 'inf'")
     return int(f)
 

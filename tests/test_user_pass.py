@@ -237,3 +237,15 @@ def test_retry_flags_say_how_many_rows_they_retry(eps_db, capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert "--retry-uncertified: 0 uncertified result(s) of this run" in err
     assert "--retry-failed: 0 failed result(s) of this run" in err
+
+
+@pytest.mark.parametrize("param, expected", [
+    ("topr.R=inf", "parameter topr.R='inf': expected 'auto' or an integer >= 2"),  # was an OverflowError traceback
+    ("topr.R=abc", "parameter topr.R='abc': expected 'auto' or an integer >= 2"),  # was float()'s own text
+    ("topr.T=x", "parameter topr.T='x': expected a positive integer or 'inf'"),
+    ("topr.enum_limit=many", "parameter topr.enum_limit='many' must be an integer, e.g. topr.enum_limit=2000000"),
+    ("topr.node_limit=1.5", "must be an integer"),
+])
+def test_plugin_parameter_messages_say_what_is_expected(tmp_path, capsys, param, expected):
+    line = one_error(capsys, "compare", "--methods", "topr", *TINY, "--param", param, "--out", str(tmp_path / "r.db"))
+    assert expected in line and "could not convert" not in line

@@ -46,8 +46,11 @@ def r_type(v):
     """Parameter type of R: ``"auto"`` or an integer >= 2."""
     if isinstance(v, str) and v.strip().lower() == "auto":
         return "auto"
-    f = float(v)
-    if f != int(f) or f < 2:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        f = math.nan  # "abc": the message below, not float()'s "could not convert string to float"
+    if not math.isfinite(f) or f != int(f) or f < 2:
         raise ValueError("expected 'auto' or an integer >= 2")
     return int(f)
 
