@@ -249,3 +249,22 @@ def test_retry_flags_say_how_many_rows_they_retry(eps_db, capsys):
 def test_plugin_parameter_messages_say_what_is_expected(tmp_path, capsys, param, expected):
     line = one_error(capsys, "compare", "--methods", "topr", *TINY, "--param", param, "--out", str(tmp_path / "r.db"))
     assert expected in line and "could not convert" not in line
+
+
+def test_progress_description_leaves_the_times_whole():
+    # on an 80-column terminal the long description made rich cut the times: "0:… eta 0:0…"
+    import io
+    from types import SimpleNamespace
+
+    from dpbench.cli.progress import RunProgress
+
+    con = Console(width=80, force_terminal=True, file=io.StringIO())
+    task = SimpleNamespace(setting={"generator": "toeplitz", "n": 800, "p": 20, "s": 3, "rho": 0.1}, trial=2)
+    with RunProgress(con, 9) as progress:
+        progress.event(task, "exhaustive", "draws")
+        text = progress.progress.tasks[0].description
+        assert text.startswith("toeplitz n=800") and text.endswith("…")
+        out = Console(width=80, record=True, file=io.StringIO())
+        out.print(progress.progress.make_tasks_table(progress.progress.tasks))
+    line = out.export_text().splitlines()[0]
+    assert "0/9 0:00:00 eta -:--:-- toeplitz n=800" in line and len(line) <= 80

@@ -62,8 +62,13 @@ class RunProgress:
     def event(self, task, method: str, stage: str) -> None:
         """Called by the runner before a method's preparation and its draws (serial runs)."""
         if self.progress is not None:
-            self.progress.update(self.bar, description=escape(
-                f"{setting_text(task.setting)} · trial {task.trial} · {method} {stage}"))
+            text = f"{setting_text(task.setting)} · trial {task.trial} · {method} {stage}"
+            # what the bar, counts and times leave (their columns and the spaces between them): a
+            # longer text made rich shrink the times instead ("0:… eta 0:0…" on 80 columns)
+            room = max(10, self.console.width - (54 + 2 * len(str(self.total))))
+            if len(text) > room:
+                text = text[:room - 1] + "…"
+            self.progress.update(self.bar, description=escape(text))
 
     def task_done(self, rows) -> None:
         """Called with a finished trial's rows."""
