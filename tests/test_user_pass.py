@@ -127,11 +127,12 @@ def test_hinge_refuses_solver_choices_it_would_ignore(tmp_path, capsys):
     ("n = true", "n = true must be an integer, not true/false"),  # was "n = True"
     ('trials = "abc"', 'trials = "abc" must be an integer'),  # TOML's quotes, not Python's
     ("epsilon = []", "epsilon = [] must be a non-empty list, e.g. [1, 2]"),
+    ("methods = []", 'methods = [] must be a non-empty list, e.g. ["topr", "mistakes"]'),  # was "e.g. 1,2"
     ('sensitivity = ["tight", "loose"]', 'sensitivity = ["tight", "loose"]: "loose" must be one of tight, paper'),
 ])
 def test_config_messages_speak_toml(tmp_path, capsys, body, expected):
     cfg = tmp_path / "c.toml"
-    cfg.write_text('methods = "exhaustive"\n' + body + "\n")
+    cfg.write_text(('' if body.startswith("methods") else 'methods = "exhaustive"\n') + body + "\n")
     line = one_error(capsys, "compare", "--config", str(cfg), "--out", str(tmp_path / "r.db"))
     assert line == f"dpbench: error: config {cfg}: {expected}"
     assert "comma-separated" not in line

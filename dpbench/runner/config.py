@@ -202,7 +202,9 @@ class Option:
                 else:  # one TOML number (or a mistyped true/false), not text to split
                     items = [value]
                 if not items:
-                    raise OptionTypeError("must be a non-empty list, e.g. " + ("[1, 2]" if toml else "1,2"))
+                    example = _LIST_EXAMPLES.get(self.name, ["1", "2"])
+                    raise OptionTypeError("must be a non-empty list, e.g. " + (
+                        _toml_text([_toml_number(v) for v in example]) if toml else ",".join(example)))
                 out = []
                 for v in items:
                     try:
@@ -227,6 +229,18 @@ class Option:
                                      if item != shown else
                                      f"{head} must be one of {', '.join(map(str, self.choices))}")
         return out
+
+
+#: Example values of list options for "must be a non-empty list" (numbers otherwise).
+_LIST_EXAMPLES = {"methods": ["topr", "mistakes"], "dataset": ["khan", "alon"], "param": ["topr.R=100"],
+                  "s": ["3", "5"]}
+
+
+def _toml_number(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 def _toml_text(value) -> str:
