@@ -269,3 +269,27 @@ def test_progress_description_leaves_the_times_whole():
         out.print(progress.progress.make_tasks_table(progress.progress.tasks))
     line = out.export_text().splitlines()[0]
     assert "0/9 0:00:00 eta -:--:-- toeplitz n=800" in line and len(line) <= 80
+
+
+def test_list_by_kind_and_a_kind_typed_as_a_command(capsys):
+    # `dpbench list datasets` was "unrecognized arguments: datasets"
+    assert main(["list", "datasets", "losses"]) == 0
+    out = capsys.readouterr().out
+    assert "khan" in out and "hinge" in out and "exhaustive" not in out
+    assert main(["list", "solver", "--json"]) == 0  # singular accepted
+    assert "highs" in capsys.readouterr().out
+    line = one_error(capsys, "list", "foo")
+    assert "not a kind of plugin" in line and "datasets" in line
+    line = one_error(capsys, "datasets")
+    assert "`dpbench list datasets`" in line
+
+
+def test_output_closed_early_is_not_a_traceback():
+    # `dpbench list --json | head -2`: BrokenPipeError traceback
+    import subprocess
+    import sys
+
+    # the reader (true) has left long before dpbench's imports are done: its write meets a closed pipe
+    proc = subprocess.run(f"{sys.executable} -m dpbench.cli list --json | true", shell=True,
+                          capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr

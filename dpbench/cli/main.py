@@ -405,6 +405,8 @@ GUARANTEE_NOTE = ("guarantee: the privacy guarantee that holds for every trial o
 
 def _add_list(sub):
     p = sub.add_parser("list", help="show registered selectors, generators, solvers and data sets")
+    p.add_argument("kinds", nargs="*", metavar="KIND",
+                   help=f"only these kinds ({', '.join(LIST_KINDS)}); default all")
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=cmd_list)
 
@@ -413,6 +415,13 @@ def cmd_list(args) -> int:
     from ..plugin_manager import registry
 
     info = registry().describe()
+    kinds = [k if k in info or k + "s" not in info else k + "s" for k in getattr(args, "kinds", None) or []]
+    unknown = [k for k in kinds if k not in info]
+    if unknown:
+        raise UserInputError(f"dpbench list {unknown[0]}: not a kind of plugin; give one or more of "
+                             f"{', '.join(info)}, or none for all")
+    if kinds:
+        info = {k: v for k, v in info.items() if k in kinds}
     if args.json:
         print(json.dumps(info, indent=1, default=str))
         return 0
@@ -566,11 +575,19 @@ def cmd_report(args) -> int:
     return 0
 
 
+#: Kinds of plugin ``dpbench list KIND`` shows (the registry's, plural).
+LIST_KINDS = ("selectors", "generators", "solvers", "datasets", "losses", "estimators")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the project's error format: one line, exit status 2."""
 
     def error(self, message):
-        err_console.print(f"[bold red]dpbench: error:[/bold red] {escape(message)} (see `{escape(self.prog)} --help`)",
+        hint = f"see `{self.prog} --help`"
+        for kind in LIST_KINDS:  # `dpbench datasets`: the user looks for a listing
+            if f"invalid choice: '{kind}'" in message or f"invalid choice: '{kind[:-1]}'" in message:
+                hint = f"the registered {kind}: `dpbench list {kind}`"
+        err_console.print(f"[bold red]dpbench: error:[/bold red] {escape(message)} ({escape(hint)})",
                           highlight=False, soft_wrap=True)
         sys.exit(2)
 
@@ -618,6 +635,15 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         return 130
+    except BrokenPipeError:
+        # `dpbench list --json | head`: the reader left; a traceback (and another one when Python
+        # flushes stdout at exit) said nothing useful. Results are already in the database.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):  # no real stdout (captured in tests)
+            pass
+        return 1  # what rich's Console does on a broken pipe (the tables go through it)
 
 
 if __name__ == "__main__":
