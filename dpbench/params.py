@@ -8,6 +8,7 @@ Layer 1 (core types), re-exported by :mod:`dpbench.base`: a plugin declares
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
@@ -47,12 +48,14 @@ class Param:
         conv = self.type or (type(self.default) if self.default is not None else _auto)
         if conv is bool:
             conv = _to_bool
+        elif conv is int:  # "1e8" (README: exhaustive.limit=1e8) was refused by int()
+            conv = to_integer
         try:
             out = conv(value)
         except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(float("inf"))
             # Python's own text ("could not convert string to float: 'abc'") says neither what the
             # parameter expects nor how to fix it
-            expected = {int: "an integer", float: "a number", _to_bool: "true or false"}.get(conv)
+            expected = {to_integer: "an integer", float: "a number", _to_bool: "true or false"}.get(conv)
             if expected:
                 raise UserInputError(f"parameter {name}={value!r} must be {expected}, e.g. {name}={self.default}"
                                      ) from None
@@ -76,6 +79,36 @@ def _show_interval(low, high, closed="both") -> str:
     lo = "(-inf" if low is None else ("[" if closed in ("both", "left") else "(") + f"{low:g}"
     hi = "inf)" if high is None else f"{high:g}" + ("]" if closed in ("both", "right") else ")")
     return f"{lo}, {hi}"
+
+
+def to_integer(value) -> int:
+    """An int from an integer, an integral float or numeric text (``"1e8"``, ``"2.0"``).
+
+    The one integer converter of parameters and of ``dpbench compare``'s options
+    (:func:`dpbench.runner.config.to_int`).
+
+    Raises
+    ------
+    ValueError
+        For true/false, a fractional or non-finite number, or text that is not a number.
+    """
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not true/false")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError("must be an integer") from None
+    if isinstance(value, numbers.Real) and float(value).is_integer():
+        return int(value)
+    raise ValueError("must be an integer")
 
 
 def _to_bool(v):

@@ -293,3 +293,16 @@ def test_output_closed_early_is_not_a_traceback():
     proc = subprocess.run(f"{sys.executable} -m dpbench.cli list --json | true", shell=True,
                           capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+def test_integer_parameters_accept_the_documented_1e8(tmp_path, capsys):
+    # README and --help: --param exhaustive.limit=1e8 (1e7); int() refused it
+    from dpbench.params import Param
+
+    assert Param(5, "x").convert("limit", "1e8") == 10**8
+    assert Param(5, "x").convert("limit", "2.0") == 2
+    for bad in ("2.5", "inf", "nan", "true"):
+        with pytest.raises(dpbench.UserInputError, match="must be an integer"):
+            Param(5, "x").convert("limit", bad)
+    assert main(["compare", "--methods", "exhaustive", *TINY, "--param", "exhaustive.limit=1e8",
+                 "--out", str(tmp_path / "r.db")]) == 0

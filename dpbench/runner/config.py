@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UserInputError
+from ..params import to_integer
 from ..data_io import STANDARDIZE_MODES
 from ..trial import PrivacySetup
 
@@ -45,28 +46,12 @@ class OptionTypeError(ValueError):
 
 
 def to_int(value) -> int:
-    """An integer from an int, an integral float or a numeric string; refuses 2.5, "abc", True."""
-    if isinstance(value, bool):
-        raise OptionTypeError("must be an integer, not true/false")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        if value.is_integer():
-            return int(value)
-        raise OptionTypeError("must be an integer")
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return int(text)
-        except ValueError:
-            pass
-        try:
-            f = float(text)
-        except ValueError:
-            raise OptionTypeError("must be an integer") from None
-        if f.is_integer():
-            return int(f)
-    raise OptionTypeError("must be an integer")
+    """An integer from an int, an integral float or a numeric string; refuses 2.5, "abc", True
+    (:func:`dpbench.params.to_integer`)."""
+    try:
+        return to_integer(value)
+    except ValueError as exc:
+        raise OptionTypeError(str(exc)) from None
 
 
 def to_float(value) -> float:
