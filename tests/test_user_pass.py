@@ -101,6 +101,11 @@ def test_hinge_footer_names_the_solver_that_ran(tmp_path, capsys):
                  *TINY, "--out", str(db)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "solver=generic" in out and "solver=highs" not in out
+    assert main(["compare", "--methods", "sampagg", "--loss", "hinge", "--generator", "classification",
+                 *TINY, "--out", str(db), "--json", str(tmp_path / "s.json")]) == 0
+    import json
+
+    assert {r["config"]["solver"] for r in json.loads((tmp_path / "s.json").read_text())} == {"generic"}
     assert set(dpbench.load_results(db)["solver"]) == {"generic"}
     # least squares keeps the solver it was given
     db2 = tmp_path / "l.db"

@@ -388,8 +388,14 @@ def _json_summary(summary):
 
 
 def _config(d) -> dict:
+    """A summary row's run configuration, with ``solver`` the oracle that ran (as the table's footer)."""
+    from ..results.frame import solver_that_ran
+
     c = d.get("config") or {}
-    return json.loads(c) if isinstance(c, str) else c
+    c = dict(json.loads(c) if isinstance(c, str) else c)
+    if isinstance(c.get("solver"), str) and c.get("loss"):
+        c["solver"] = solver_that_ran(c["solver"], c["loss"])
+    return c
 
 
 def _nan_to_none(v):

@@ -77,7 +77,7 @@ def _generator_defaults(name) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def _oracle_backend(solver: str, loss: str) -> str:
+def solver_that_ran(solver: str, loss: str) -> str:
     """:func:`dpbench.trial.oracle_backend` by names; ``solver`` as stored when a plugin is not installed."""
     from ..trial import oracle_backend
 
@@ -111,7 +111,7 @@ def _flatten(row: dict, supports: bool) -> dict:
     if out["loss"] != DEFAULT_LOSS:  # b_y and the Δ bound shape only the least-squares Δ
         out["b_y"] = out["sensitivity_bound"] = None
         if isinstance(out.get("solver"), str):  # the backend that ran (hinge: generic), not --solver
-            out["solver"] = _oracle_backend(out["solver"], out["loss"])
+            out["solver"] = solver_that_ran(out["solver"], out["loss"])
     for k, v in _loads(row.get("diagnostics")).items():
         out[f"diag.{k}"] = _scalar(v)
     if supports:  # the JSON columns kept whole (supports, reference_support)
