@@ -311,3 +311,12 @@ def test_integer_parameters_accept_the_documented_1e8(tmp_path, capsys):
             Param(5, "x").convert("limit", bad)
     assert main(["compare", "--methods", "exhaustive", *TINY, "--param", "exhaustive.limit=1e8",
                  "--out", str(tmp_path / "r.db")]) == 0
+
+
+def test_planted_design_too_large_for_exhaustive_is_refused_up_front(tmp_path, capsys):
+    # p comes from the design (nci60: 6830 columns), so the up-front size check never ran: every
+    # trial became a failed row and the run exited 0
+    line = one_error(capsys, "compare", "--methods", "exhaustive", "--generator", "planted", "--design", "nci60",
+                     "--s", "3", "--trials", "1", "--draws", "5", "--out", str(tmp_path / "r.db"))
+    assert "C(6830, 3)" in line and "exceeds the limit" in line
+    assert not (tmp_path / "r.db").exists()

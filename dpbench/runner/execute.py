@@ -150,7 +150,7 @@ class RunConfig:
                 check_lam_for_outer_approximation(self.lam, self.solver)
         for setting in self.data:
             shape = check_setting(setting, instances)
-            if shape is None and "generator" not in setting:  # real data: its shape from the file
+            if shape is None:  # real data, or a generator whose shape comes from its design (planted): trial 0 tells
                 problem = make_problem(self, setting, 0)
                 shape = (problem.n, problem.p, problem.s)
             if shape is not None:
