@@ -320,3 +320,14 @@ def test_planted_design_too_large_for_exhaustive_is_refused_up_front(tmp_path, c
                      "--s", "3", "--trials", "1", "--draws", "5", "--out", str(tmp_path / "r.db"))
     assert "C(6830, 3)" in line and "exceeds the limit" in line
     assert not (tmp_path / "r.db").exists()
+
+
+def test_config_parameters_are_named_as_the_file_has_them(tmp_path, capsys):
+    # a [params] entry of the file was reported as "--param 'tpor.R=5'"
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('methods = ["topr"]\n[params]\ntpor = { R = 5 }\n')
+    line = one_error(capsys, "compare", "--config", str(cfg), "--out", str(tmp_path / "r.db"))
+    assert line.startswith(f"dpbench: error: config {cfg}: parameter 'tpor.R=5': 'tpor' is neither")
+    assert line.endswith("did you mean topr.R?")
+    line = one_error(capsys, "compare", "--methods", "topr", "--param", "hihgs.node_limit=5", "--out", str(tmp_path / "r.db"))
+    assert line.startswith("dpbench: error: --param 'hihgs.node_limit=5'") and "did you mean highs.node_limit?" in line

@@ -73,6 +73,7 @@ def _merge_options(args) -> dict:
         opts["config_param"] = from_file.pop("param", [])
         opts.update(from_file)
         opts["config_keys"] = {k: args.config for k in from_file}
+        opts["config_file"] = args.config
     for k in COMPARE_DEFAULTS:
         v = getattr(args, k, None)
         if v is not None:
@@ -157,8 +158,10 @@ def build_run_config(opts: dict):
     gen_name = opts.get("generator") or "toeplitz"
     items = [(i, True) for i in opts.get("config_param") or []] + [(i, False) for i in opts.get("param") or []]
     for item, from_file in items:
+        # a parameter from the file's [params] table or param list is named as the file has it
+        where = f"config {opts.get('config_file')}: parameter {item!r}" if from_file else f"--param {item!r}"
         if "=" not in item or "." not in item.split("=", 1)[0]:
-            raise UserInputError(f"--param {item!r} must look like NAME.KEY=VALUE, e.g. exhaustive.limit=1000000")
+            raise UserInputError(f"{where} must look like NAME.KEY=VALUE, e.g. exhaustive.limit=1000000")
         lhs, value = item.split("=", 1)
         name, key = lhs.split(".", 1)
         if name in methods:
@@ -172,8 +175,13 @@ def build_run_config(opts: dict):
         elif from_file and any(name in reg.names(kind) for kind in ("selector", "generator", "solver", "estimator")):
             continue
         else:
-            raise UserInputError(f"--param {item!r}: {name!r} is neither one of the methods "
-                                 f"({', '.join(methods)}), the generator ({gen_name}) nor the solver")
+            import difflib
+
+            solver = opts.get("solver") or "highs"
+            close = difflib.get_close_matches(name, [*methods, gen_name, solver, opts.get("estimate") or ""], n=1)
+            raise UserInputError(f"{where}: {name!r} is neither one of the methods ({', '.join(methods)}), the "
+                                 f"generator ({gen_name}) nor the solver ({solver})"
+                                 + (f"; did you mean {close[0]}.{key}?" if close else ""))
     if solver_params:
         from ..trial import oracle_backend
 
