@@ -331,3 +331,17 @@ def test_config_parameters_are_named_as_the_file_has_them(tmp_path, capsys):
     assert line.endswith("did you mean topr.R?")
     line = one_error(capsys, "compare", "--methods", "topr", "--param", "hihgs.node_limit=5", "--out", str(tmp_path / "r.db"))
     assert line.startswith("dpbench: error: --param 'hihgs.node_limit=5'") and "did you mean highs.node_limit?" in line
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--rho", "0.1,2"], "parameter toeplitz.rho=2.0 must lie in (-1, 1)"),
+    (["--snr", "5,-1"], "parameter toeplitz.snr=-1.0 must lie in (0, inf)"),
+    (["--generator", "classification", "--rho", "1"], "parameter classification.rho=1.0 must lie in (-1, 1)"),
+    (["--generator", "sis-w1", "--param", "sis-w1.noise_var=-1"], "must lie in [0, inf)"),
+])
+def test_generator_parameters_are_checked_before_any_trial(tmp_path, capsys, args, fragment):
+    # --rho 0.1,2 ran every rho = 0.1 trial and refused 2 only when its first trial was generated
+    line = one_error(capsys, "compare", "--methods", "dpsis", "--trials", "1", "--draws", "5", *args,
+                     "--out", str(tmp_path / "r.db"))
+    assert fragment in line
+    assert not (tmp_path / "r.db").exists()

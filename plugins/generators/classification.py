@@ -27,7 +27,8 @@ class Classification(Toeplitz):
     summary = ("toeplitz rows, beta* = 1/sqrt(s) on 0,2,..,2s-2, y = +-1 with P(y=1) = 1/(1+e^-z), "
                "z = X beta* + noise at exact SNR (NeurIPS 2025 hinge experiment)")
     params = {**{k: v for k, v in Toeplitz.params.items() if k != "first"},
-              "snr": Param(5.0, "latent signal-to-noise ratio ||X beta*||^2 / ||e||^2", float)}
+              "snr": Param(5.0, "latent signal-to-noise ratio ||X beta*||^2 / ||e||^2", float,
+                           interval=(0, None, "neither"))}
 
     def generate(self, rng):
         """Draw (X, y) with y in {-1, +1}.

@@ -70,7 +70,7 @@ class Planted(Generator):
         "design": Param("nci60", "registered data set whose design matrix is used (nci60, khan, ...)", str),
         "n": Param(None, "rows subsampled without replacement per trial (default: all rows)", _optional_int),
         "s": Param(5, "sparsity level (number of planted columns)", int),
-        "snr": Param(5.0, "signal-to-noise ratio ||X beta*||^2 / ||e||^2 (exact)", float),
+        "snr": Param(5.0, "signal-to-noise ratio ||X beta*||^2 / ||e||^2 (exact)", float, interval=(0, None, "neither")),
         "signs": Param("positive", "signs of beta*: all positive, or independent random +-1", str,
                        choices=("positive", "random")),
     }

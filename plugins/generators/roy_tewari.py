@@ -46,7 +46,7 @@ class RoyTewari(Generator):
         "signal": Param("strong", "strong: beta_j = 2 sqrt(s log p / n); weak: 2 sqrt(log p / n)", str, SIGNALS),
         "design": Param("gaussian-maxnorm", "gaussian-maxnorm: N(0, I) rows divided by their max |entry| "
                                             "(main.py); uniform: U[-1, 1] entries", str, DESIGNS),
-        "noise": Param(0.1, "noise e_i ~ U[-noise, noise]", float),
+        "noise": Param(0.1, "noise e_i ~ U[-noise, noise]", float, interval=(0, None, "left")),
     }
 
     def generate(self, rng):

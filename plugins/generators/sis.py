@@ -76,7 +76,8 @@ class SisW1(Generator):
         "n": Param(100, "number of rows", int),
         "p": Param(100, "number of features", int),
         "s": Param(5, "ones in w1 (sparsity level)", int),
-        "noise_var": Param(0.1, "noise variance (the paper's N(0, 0.1), read as a variance)", float),
+        "noise_var": Param(0.1, "noise variance (the paper's N(0, 0.1), read as a variance)", float,
+                           interval=(0, None, "left")),
     }
 
     def generate(self, rng):

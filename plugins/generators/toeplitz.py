@@ -40,8 +40,10 @@ class Toeplitz(Generator):
         "n": Param(200, "number of rows", int),
         "p": Param(20, "number of features", int),
         "s": Param(3, "sparsity level", int),
-        "rho": Param(0.1, "correlation rho of Sigma_ij = rho^|i-j|", float),
-        "snr": Param(5.0, "signal-to-noise ratio ||X beta*||^2 / ||e||^2", float),
+        # intervals: checked when the run is configured, not when the first trial of the
+        # setting is generated (--rho 0.1,2 ran every rho = 0.1 trial before refusing 2)
+        "rho": Param(0.1, "correlation rho of Sigma_ij = rho^|i-j|", float, interval=(-1, 1, "neither")),
+        "snr": Param(5.0, "signal-to-noise ratio ||X beta*||^2 / ||e||^2", float, interval=(0, None, "neither")),
         "first": Param(0, "0-based index of the first true feature; the support is first, first+2, ..., "
                           "first+2(s-1) (1 = the authors' released NeurIPS code)", int),
     }
