@@ -15,7 +15,6 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from ..errors import DPBenchError, UserInputError
 from ..runner.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
@@ -417,48 +416,6 @@ GUARANTEE_NOTE = ("guarantee: the privacy guarantee that holds for every trial o
                   "hold (e.g. a data-dependent condition failed, an uncertified oracle, a non-private baseline)")
 
 
-def _add_list(sub):
-    p = sub.add_parser("list", help="show registered selectors, generators, solvers and data sets")
-    p.add_argument("kinds", nargs="*", metavar="KIND",
-                   help=f"only these kinds ({', '.join(LIST_KINDS)}); default all")
-    p.add_argument("--json", action="store_true", help="print as JSON")
-    p.set_defaults(func=cmd_list)
-
-
-def cmd_list(args) -> int:
-    from ..plugin_manager import registry
-
-    info = registry().describe()
-    kinds = [k if k in info or k + "s" not in info else k + "s" for k in getattr(args, "kinds", None) or []]
-    unknown = [k for k in kinds if k not in info]
-    if unknown:
-        raise UserInputError(f"dpbench list {unknown[0]}: not a kind of plugin; give one or more of "
-                             f"{', '.join(info)}, or none for all")
-    if kinds:
-        info = {k: v for k, v in info.items() if k in kinds}
-    if args.json:
-        print(json.dumps(info, indent=1, default=str))
-        return 0
-    for kind, entries in info.items():
-        table = Table(title=kind, header_style="bold", title_justify="left")
-        # fold, not rich's default ellipsis: a long word ("Metropolis-Hastings", "enum_limit=2000000")
-        # was cut to "Metropolis-Hasti…", hiding a parameter's default
-        heads = ["name"] + (["DP type", "neighbours"] if kind == "selectors" else []) + [
-            "description", "parameters", "distribution"]
-        for h in heads:
-            table.add_column(h, overflow="fold")
-        for e in entries:
-            params = ", ".join(f"{k}={v['default']}" for k, v in e.get("params", {}).items())
-            cells = [e["name"]]
-            if kind == "selectors":
-                cells += [e["dp_type"], e["neighbouring"]]
-            cells += [e.get("summary", ""), params, e["distribution"]]
-            cells = [escape(str(c)) for c in cells]  # third-party text is not markup
-            table.add_row(*cells)
-        console.print(table)
-    return 0
-
-
 def _add_export(sub):
     p = sub.add_parser("export", help="write a results database as a tidy table (CSV, JSON or Parquet)",
                        description="One row per (data setting, trial, method, epsilon), every setting, "
@@ -589,15 +546,13 @@ def cmd_report(args) -> int:
     return 0
 
 
-#: Kinds of plugin ``dpbench list KIND`` shows (the registry's, plural).
-LIST_KINDS = ("selectors", "generators", "solvers", "datasets", "losses", "estimators")
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse with the project's error format: one line, exit status 2."""
 
     def error(self, message):
         hint = f"see `{self.prog} --help`"
+        from .listing import LIST_KINDS
+
         for kind in LIST_KINDS:  # `dpbench datasets`: the user looks for a listing
             if f"invalid choice: '{kind}'" in message or f"invalid choice: '{kind[:-1]}'" in message:
                 hint = f"the registered {kind}: `dpbench list {kind}`"
@@ -612,8 +567,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dpbench", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"dpbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    from . import listing
+
     _add_compare(sub)
-    _add_list(sub)
+    listing.add_parser(sub)
     _add_export(sub)
     _add_report(sub)
     from . import bss, plot  # they use helpers of this module, so they are imported last

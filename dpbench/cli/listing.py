@@ -1,0 +1,64 @@
+"""``dpbench list [KIND ...]``: the registered plugins with their parameters, DP type and distribution."""
+
+from __future__ import annotations
+
+import json
+
+from rich.markup import escape
+from rich.table import Table
+
+from ..errors import UserInputError
+
+#: Kinds of plugin ``dpbench list KIND`` shows (the registry's, plural).
+LIST_KINDS = ("selectors", "generators", "solvers", "datasets", "losses", "estimators")
+
+
+def add_parser(sub) -> None:
+    """Add the ``list`` subcommand to an argparse subparsers object."""
+    p = sub.add_parser("list", help="show registered selectors, generators, solvers and data sets")
+    p.add_argument("kinds", nargs="*", metavar="KIND",
+                   help=f"only these kinds ({', '.join(LIST_KINDS)}); default all")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p.set_defaults(func=cmd_list)
+
+
+def cmd_list(args) -> int:
+    """Print the registry (or only ``args.kinds``) as tables, or as JSON with ``--json``.
+
+    Raises
+    ------
+    UserInputError
+        A kind that is not one of the registry's.
+    """
+    from ..plugin_manager import registry
+    from .main import console  # the command line's stdout console (100 columns off a terminal)
+
+    info = registry().describe()
+    kinds = [k if k in info or k + "s" not in info else k + "s" for k in getattr(args, "kinds", None) or []]
+    unknown = [k for k in kinds if k not in info]
+    if unknown:
+        raise UserInputError(f"dpbench list {unknown[0]}: not a kind of plugin; give one or more of "
+                             f"{', '.join(info)}, or none for all")
+    if kinds:
+        info = {k: v for k, v in info.items() if k in kinds}
+    if args.json:
+        print(json.dumps(info, indent=1, default=str))
+        return 0
+    for kind, entries in info.items():
+        table = Table(title=kind, header_style="bold", title_justify="left")
+        # fold, not rich's default ellipsis: a long word ("Metropolis-Hastings", "enum_limit=2000000")
+        # was cut to "Metropolis-Hasti…", hiding a parameter's default
+        heads = ["name"] + (["DP type", "neighbours"] if kind == "selectors" else []) + [
+            "description", "parameters", "distribution"]
+        for h in heads:
+            table.add_column(h, overflow="fold")
+        for e in entries:
+            params = ", ".join(f"{k}={v['default']}" for k, v in e.get("params", {}).items())
+            cells = [e["name"]]
+            if kind == "selectors":
+                cells += [e["dp_type"], e["neighbouring"]]
+            cells += [e.get("summary", ""), params, e["distribution"]]
+            cells = [escape(str(c)) for c in cells]  # third-party text is not markup
+            table.add_row(*cells)
+        console.print(table)
+    return 0
