@@ -217,7 +217,8 @@ def test_ctrl_c_on_a_dask_run_prints_no_worker_tracebacks(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "dpbench.cli", "compare", "--methods", "exhaustive", "--p", "26",
                              "--s", "5", "--n", "100", "--trials", "300", "--draws", "5", "--backend", "dask",
                              "--jobs", "2", "--out", str(db)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as test_cli's
     # off a terminal the run logs one line per finished trial: interrupt right after the second
     head = []
     while len([ln for ln in head if " done " in ln]) < 2:
