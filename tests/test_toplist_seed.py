@@ -62,8 +62,12 @@ def test_top_list_with_partial_seed_is_the_R_smallest(seed, p, s, lam, R, per_le
 
 @pytest.mark.parametrize("seed,p,s,t", [(0, 16, 4, 2), (1, 14, 3, 2), (2, 12, 4, 3), (3, 13, 4, 4)])
 @pytest.mark.parametrize("rank", [None, 7])
-def test_threshold_by_roots_matches_enumeration(seed, p, s, t, rank):
-    """Every level-t member <= tau, tau tightened by rank across roots, taken members excluded."""
+@pytest.mark.parametrize("few", [0, 1000], ids=["threshold", "stall-calls"])
+def test_threshold_by_roots_matches_enumeration(seed, p, s, t, rank, few, monkeypatch):
+    """Every level-t member <= tau, tau tightened by rank across roots, taken members excluded;
+    also when each root's first search stalls (one node) and is redone by optimum calls
+    (few members) or by the full threshold search (more than ``few`` found)."""
+    monkeypatch.setattr(_merge, "ROOT_FIRST_NODES", 1)
     trial = highs_trial(copies_problem(seed, p=p, s=s), 2.0, enum_limit=0, leaf_limit=1)
     S, sc = enumerate_all(trial)
     center = S[0]
@@ -73,10 +77,14 @@ def test_threshold_by_roots_matches_enumeration(seed, p, s, t, rank):
     tau0 = float(sc[rest[min(len(rest) - 1, 10)]])
     known = sc[:3] if rank else ()
     res = _merge.threshold_by_roots(trial.oracle("highs"), center, t, tau0, exclude=taken, rank=rank,
-                                    known_scores=known)
+                                    known_scores=known, few_by_calls=few, node_limit=10_000)
     pool = np.concatenate([np.asarray(known, dtype=float), sc[rest]])
     tau = tau0 if rank is None else min(tau0, float(np.sort(pool)[rank - 1]))
-    assert res.certified and res.status == "complete" and res.calls == 0
+    assert res.certified and res.status == "complete"
+    if few == 0:
+        assert res.calls == 0
+    if few == 1000:
+        assert res.calls > 0  # a root stalls at its first node unless it is tiny
     np.testing.assert_allclose(res.threshold, tau, rtol=1e-12)
     want = rest[sc[rest] <= res.threshold]
     np.testing.assert_array_equal(res.supports, S[want])
@@ -97,3 +105,17 @@ def test_threshold_by_roots_work_limit_keeps_a_valid_bound():
     got = {tuple(r) for r in res.supports.tolist()}
     missed = [i for i in lvl if tuple(S[i].tolist()) not in got]
     assert missed and res.lower_bound <= sc[missed].min()
+
+
+def test_threshold_by_roots_stalled_root_with_more_members_falls_back_to_the_search(monkeypatch):
+    """few_by_calls = 1: roots that look small go to optimum calls, which stop at 4 members and
+    hand over to the full threshold search; the result is still exactly the level below tau."""
+    monkeypatch.setattr(_merge, "ROOT_FIRST_NODES", 1)
+    trial = highs_trial(copies_problem(1, p=14, s=3), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    lvl = np.flatnonzero(3 - np.isin(S, center).sum(axis=1) == 2)
+    tau = float(sc[lvl[20]])
+    res = _merge.threshold_by_roots(trial.oracle("highs"), center, 2, tau, few_by_calls=1, node_limit=10_000)
+    assert res.certified and res.calls > 0
+    np.testing.assert_array_equal(res.supports, S[lvl[sc[lvl] <= tau]])

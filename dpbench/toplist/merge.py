@@ -11,7 +11,7 @@ Lambda = 10, where levels 4 and 5 hold 1.2e12 and 5.4e14 supports):
   scored in closed form on the features of the best single swaps only (a deterministic
   budget of supports per level); the R-th smallest score among these distinct supports, S1
   and the single swaps is an upper bound U on the final R-th score, so every enumeration
-  starts at U instead of at the R-th score of the sources' heads (on Khan: 4.2796 where the
+  starts at U instead of at the R-th score of the sources' heads (on Khan: 4.304 where the
   merge's own bar started near the worst single swap, 4.547);
 * a *per-root* threshold enumeration (:func:`threshold_by_roots`): a level's feasible set is
   the disjoint union of its roots (kept subset K of S1 fixed in, the rest of S1 fixed out),
@@ -352,7 +352,8 @@ def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_l
         # Call-based (ThresholdByCalls): one oracle call per member, within the extra-call budget.
         return supports_below_by_calls(sess, threshold, max_count=max(0, calls_left), **kw)
     del kw["overlap"]
-    return threshold_by_roots(sess, center, stream.t, threshold, max_count=max_count, **kw)
+    return threshold_by_roots(sess, center, stream.t, threshold, max_count=max_count,
+                              few_by_calls=max(0, min(FEW_BY_CALLS, calls_left // 2)), **kw)
 
 
 def _levels(S, center) -> np.ndarray:
@@ -378,10 +379,18 @@ def _rth_bound(out_sc, new_sc, sources, R) -> float:
 
 # --------------------------------------------------------------------------- seeded bar, per-root enumeration
 
+#: Nodes of a root's first threshold search when stalled roots with few members may switch to
+#: optimum calls (:func:`threshold_by_roots`), and the most members that allows.
+ROOT_FIRST_NODES = 1_000
+FEW_BY_CALLS = 32
+
 #: Supports per swap level t >= 2 scored in closed form by :func:`seed_bar` (a deterministic
 #: budget): the added features are drawn from the M best single-swap features, M the largest
-#: with C(s, t) C(M, t) <= this. On Khan (s = 5) M = 317, 68, 51 and 30 for t = 2 .. 5.
-SEED_SUPPORTS = 500_000
+#: with C(s, t) C(M, t) <= this. Khan, Lambda = 10 (R = 11 517): 383 530 supports scored, U =
+#: 4.3039 (500 000 per level: 1.8e6 supports, U = 4.2884; the final R-th score is <= 4.2796).
+#: Toeplitz n = 200, p = 10 000 (R = 49 977): 500 000 per level cost more seconds (1.8e6
+#: supports) than the nodes they saved, hence 100 000.
+SEED_SUPPORTS = 100_000
 
 
 def seed_bar(trial, singles, R: int, per_level: int | None = None):
@@ -441,7 +450,7 @@ def seed_bar(trial, singles, R: int, per_level: int | None = None):
 
 def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(), rank: int | None = None,
                        known_scores=(), node_limit: int | None = None,
-                       max_count: int = THRESHOLD_MAX_COUNT) -> ThresholdResult:
+                       max_count: int = THRESHOLD_MAX_COUNT, few_by_calls: int = 0) -> ThresholdResult:
     """Every member of swap level t (``|S ∩ center| = s - t``) with score <= tau, root by root.
 
     The level is the disjoint union of its C(s, s - t) roots (kept subset K of ``center``
@@ -462,6 +471,15 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
         Members not to return (already taken); each lies in exactly one root.
     rank, known_scores, node_limit, max_count
         As for :meth:`~dpbench.base.OracleSession.supports_below` (``max_count``: over all roots).
+    few_by_calls : int
+        When > 0, each root's threshold search first gets at most :data:`ROOT_FIRST_NODES`
+        nodes; a root it leaves uncertified with at most ``few_by_calls`` members found is
+        redone by :func:`~dpbench.oracle.threshold.supports_below_by_calls` (one optimum call
+        per member, ``node_limit`` each, at most ``4 few_by_calls`` members, else the threshold
+        search after all), any other by the threshold search with ``node_limit``. Khan, Lambda = 10, level 5 (one root, 5.4e14
+        members): the threshold search keeps a rest bound of 3.61 against tau = 4.28 after
+        60 000 nodes, while each optimum call certifies in 540-700 nodes (k-support branch
+        and bound over ~220 screened features).
 
     Returns
     -------
@@ -485,9 +503,26 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
         if left < 0:
             lower, certified, status, msg = -math.inf, False, "max_count", f"more than max_count = {max_count} supports"
             break
-        res = session.supports_below(tau, fixed_in=K, fixed_out=out, exclude=list(mine), rank=rank,
-                                     known_scores=np.concatenate([known, *found_sc]), node_limit=node_limit,
-                                     max_count=left)
+        kw = dict(fixed_in=K, fixed_out=out, exclude=list(mine), rank=rank,
+                  known_scores=np.concatenate([known, *found_sc]))
+        first = node_limit if node_limit is None or not few_by_calls else min(int(node_limit), ROOT_FIRST_NODES)
+        res = session.supports_below(tau, node_limit=first, max_count=left, **kw)
+        if not res.certified and res.status == "work_limit" and len(res.scores) <= few_by_calls:
+            # Few members in a root whose threshold search stalls: list them one optimum call
+            # at a time (each takes the session's strongest path on its root), the last call
+            # proving the rest above tau. The stalled search's nodes are counted, not reused.
+            nodes += int(res.nodes)
+            seconds += float(res.seconds)
+            res = supports_below_by_calls(session, tau, max_count=min(left, 4 * few_by_calls),
+                                          node_limit=node_limit, **kw)
+            if res.status == "max_count" and left > 4 * few_by_calls:  # more members than it looked
+                calls += int(res.calls)
+                seconds += float(res.seconds)
+                res = session.supports_below(tau, node_limit=node_limit, max_count=left, **kw)
+        elif not res.certified and res.status == "work_limit" and first != node_limit:
+            nodes += int(res.nodes)
+            seconds += float(res.seconds)
+            res = session.supports_below(tau, node_limit=node_limit, max_count=left, **kw)
         calls += int(res.calls)
         nodes += int(res.nodes)
         seconds += float(res.seconds)
