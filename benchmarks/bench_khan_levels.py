@@ -8,7 +8,8 @@ limit (:data:`dpbench.toplist.SWAP_LEVEL_NODE_LIMIT` nodes per call). Issue 15 t
 Printed per stage (certified optimum S1; ``mistakes``: the level minima R_2 .. R_5; ``topr``:
 the top-R list, R = (p - s) s + 2): seconds, certified or not, and the deterministic work
 (branch-and-bound nodes / master iterations summed over the calls, read from the oracle
-results' ``iterations``; per threshold enumeration its nodes and members below tau). Seconds
+results' ``iterations``; per threshold enumeration its members below tau, nodes, optimum
+calls and certification). Seconds
 are wall clock on a shared machine (noisy); the work counts are the same on every machine.
 
     python benchmarks/bench_khan_levels.py [--lam 10,120] [--stages optimum,mistakes,topr]
@@ -83,7 +84,8 @@ def run(lam: float, stages=("optimum", "mistakes", "topr")) -> dict:
         d = lst.diagnostics
         out["topr"] = {"seconds": time.perf_counter() - t0, "certified": lst.certified,
                        "tau": d.get("r_th_score"), "reason": d.get("reason"),
-                       "thresholded": {t: (v["members_below"], v["nodes"], v["certified"])
+                       "seeded_bar": d.get("seeded_bar"),
+                       "thresholded": {t: (v["members_below"], v["nodes"], v["calls"], v["certified"])
                                        for t, v in d.get("levels_thresholded", {}).items()}}
     return out
 

@@ -54,10 +54,12 @@ THRESHOLD_MAX_COUNT = 2_000_000
 #: on the swap levels. A count, not seconds, so every machine certifies the same trials. The
 #: paper's designs (toeplitz, p = 200 to 10 000, Lambda = 120) certify far below it; on Khan
 #: (63 x 2308, standardised, Lambda = 10) the level minima certify with one call per root
-#: (about 2 000 nodes in all), but topr's threshold enumerations of levels 4 and 5 do not
-#: (12 690 nodes for one root of level 4), and 20 000 nodes per call bounds the time spent
-#: before the trial is reported uncertified (1 000 000 took hours). Raise it per run with --param topr.node_limit=... (and
-#: --retry-uncertified to redo only the uncertified rows).
+#: (about 3 000 nodes in all); topr's threshold enumerations of levels 4 and 5 run root by
+#: root (:func:`dpbench.toplist.merge.threshold_by_roots`, this limit per root or per call:
+#: one level-4 root needs 12 575 nodes) and take minutes there (README, "Oracle scale
+#: targets"). 20 000 bounds the time spent before a trial is reported uncertified (1 000 000
+#: took hours). Raise it per run with --param topr.node_limit=... (and --retry-uncertified to
+#: redo only the uncertified rows).
 SWAP_LEVEL_NODE_LIMIT = 20_000
 
 
