@@ -8,7 +8,8 @@ limit (:data:`dpbench.toplist.SWAP_LEVEL_NODE_LIMIT` nodes per call). Issue 15 t
 Printed per stage (certified optimum S1; ``mistakes``: the level minima R_2 .. R_5; ``topr``:
 the top-R list, R = (p - s) s + 2): seconds, certified or not, and the deterministic work
 (branch-and-bound nodes / master iterations summed over the calls, read from the oracle
-results' ``iterations``; per threshold enumeration its nodes and members below tau). Seconds
+results' ``iterations``; per threshold enumeration its members below tau, nodes, optimum
+calls and certification). Seconds
 are wall clock on a shared machine (noisy); the work counts are the same on every machine.
 
     python benchmarks/bench_khan_levels.py [--lam 10,120] [--stages optimum,mistakes,topr]
@@ -21,15 +22,19 @@ seconds are several times the idle figures):
 * ``mistakes`` (levels 2-5): certified, 3 342 nodes/iterations in all, 74-109 s; levels 3-5 by
   one call per root (before: level 4 stopped uncertified at 20 000 joint nodes, lower bound
   3.836 against 3.985, and level 5 likewise);
-* ``topr``: not certified, 417 s. The R-th score (tau = 4.2827) lies above the minima of
-  levels 2-5 (3.800, 3.870, 3.985, 4.190), so every level must be enumerated below tau:
-  level 2 (8 354 members, 1 385 nodes) and level 3 (4 709 members, 16 432 nodes) certify;
-  levels 4 and 5 (C(5, t) C(2303, t) ~ 1.2e12 and 5.4e14 members) stop at 20 000 nodes
-  with 278 and 12 members found. One root of level 4 alone needs 12 690 nodes, and the root
-  k-support bound (3.72 < tau) screens no feature: stronger node bounds are what is missing.
+* ``topr`` (before the seeded bar and the per-root enumerations): not certified, 417-627 s.
+  The R-th score (<= 4.2796) lies above the minima of levels 2-5 (3.800, 3.870, 3.985,
+  4.190), so every level must be enumerated below it: level 2 (1 385 nodes) and level 3
+  (16 432 nodes) certified; levels 4 and 5 (C(5, t) C(2303, t) ~ 1.2e12 and 5.4e14 members)
+  stopped at 20 000 nodes with 278 and 12 members found.
+* ``topr`` now (README, "Oracle scale targets"): **certified**, 2 699 s at load 5-7; R-th
+  score 4.27839; levels 2 / 3 / 4 by threshold search per root (6 893 / 4 709 / 941 members,
+  1 337 / 29 977 / 32 150 nodes), level 5 by optimum calls (20 members; alone: 21 calls,
+  21 174 nodes).
 
-Lambda = 120: everything certified, 17 s in all (optimum 1 node, levels 263, topr's threshold
-enumerations 289 / 300 / 189 nodes), as before.
+Lambda = 120: everything certified, 6.9 s in all at load 6 (optimum 1 node, levels 263, topr's
+threshold enumerations 145 / 262 / 189 nodes, seeded bar 10.8405, R-th score 10.8354; before:
+17 s, 289 / 300 / 189 nodes).
 """
 
 import time
@@ -83,7 +88,8 @@ def run(lam: float, stages=("optimum", "mistakes", "topr")) -> dict:
         d = lst.diagnostics
         out["topr"] = {"seconds": time.perf_counter() - t0, "certified": lst.certified,
                        "tau": d.get("r_th_score"), "reason": d.get("reason"),
-                       "thresholded": {t: (v["members_below"], v["nodes"], v["certified"])
+                       "seeded_bar": d.get("seeded_bar"),
+                       "thresholded": {t: (v["members_below"], v["nodes"], v["calls"], v["certified"])
                                        for t, v in d.get("levels_thresholded", {}).items()}}
     return out
 

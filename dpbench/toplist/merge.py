@@ -1,280 +1,37 @@
-"""Swap neighbourhoods of the best support: the shared preparation of ``topr`` and ``mistakes``.
+"""The exact top-R list of ``topr`` (design.md 4.2): a k-way merge over the swap levels.
 
-Not a plugin (no hooks): the one implementation of the epsilon-independent work both
-selectors need for a trial, cached with :meth:`dpbench.trial.Trial.shared` so that running
-both on the same trial does every oracle call and every batched scoring once.
+Layer 4. Sources, exactness argument and the threshold enumerations of the large levels are
+described in :func:`top_list`; the level machinery (S1, single swaps, level optima, closed-
+form level enumeration) is in :mod:`dpbench.toplist`.
 
-Vocabulary (design.md 4.2, 4.3): ``S1`` is the oracle's optimum (the ``bss`` optimum, cached
-by :meth:`dpbench.trial.Trial.optimum`, as for the ``bss`` baseline). Every other support
-lies in exactly one *level* t = |S \\ S1| in 1 .. min(s, p - s); level t has
-C(s, t) C(p - s, t) members. Level 1 (the single swaps) is scored in closed form; the
-minimum R_t of each level t >= 2 comes from one oracle call with the overlap constraint
-|S ∩ S1| = s - t.
+Two refinements keep the threshold enumerations of the large levels small (issue 15, Khan at
+Lambda = 10, where levels 4 and 5 hold 1.2e12 and 5.4e14 supports):
 
-The top-R list (design.md 4.2) is the R smallest scores overall. It is built by a k-way
-merge of sorted sources: {S1} and the single swaps (explicit, sorted), and one source per
-level t >= 2 whose elements arrive in increasing order either from repeated oracle calls
-(overlap constraint + no-good cuts on the members already taken) or, for levels small enough,
-from a closed-form enumeration of the whole level, or, for a large level that contributes
-more than its optimum, from one threshold enumeration (``OracleSession.supports_below``: all
-members with score <= a tightening upper bound on the R-th score; measured at p = 10 000,
-n = 200: 30 000 2-swap members in 1-4 s, where one call per member gave up after 1000
-calls). Merging stops as soon as R supports are
-taken; every untaken support is then at least as large as a source head that is at least
-the largest taken score, so the list is exact (certified) whenever every oracle call was.
-
-Why the >= 2-swap region is handled level by level rather than with one call excluding S1
-and all (p - s) s single swaps as no-good cuts: ``mistakes`` needs exactly these per-level
-optima anyway (so running both selectors costs nothing extra), and at p = 10 000 the
-alternative puts ~50 000 no-good constraints into the MIP master.
+* a *seeded bar* (:func:`seed_bar`): before the first level is enumerated, every level is
+  scored in closed form on the features of the best single swaps only (a deterministic
+  budget of supports per level); the R-th smallest score among these distinct supports, S1
+  and the single swaps is an upper bound U on the final R-th score, so every enumeration
+  starts at U instead of at the R-th score of the sources' heads (on Khan: 4.304 where the
+  merge's own bar started near the worst single swap, 4.547);
+* a *per-root* threshold enumeration (:func:`threshold_by_roots`): a level's feasible set is
+  the disjoint union of its roots (kept subset K of S1 fixed in, the rest of S1 fixed out),
+  and each root is enumerated by its own call with its own work limit, the bar carried from
+  root to root.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .base import OracleResult
-from .oracle.threshold import overlap_by_roots, supports_below_by_calls
-from .supports import iter_supports, single_swaps, support_index  # noqa: F401 (support_index: re-export)
-from .oracle.limits import lexmin, tie_bar
-
-#: Chunk of supports scored per call when enumerating a swap level.
-_CHUNK = 200_000
-
-#: Default cap on the supports a threshold enumeration of one level may hold (memory ~ 50
-#: bytes each); beyond it the list is uncertified, never truncated silently.
-THRESHOLD_MAX_COUNT = 2_000_000
-
-#: Default work limit of topr / mistakes / mistakes-ptr: branch-and-bound nodes per oracle call
-#: on the swap levels. A count, not seconds, so every machine certifies the same trials. The
-#: paper's designs (toeplitz, p = 200 to 10 000, Lambda = 120) certify far below it; on Khan
-#: (63 x 2308, standardised, Lambda = 10) the level minima certify with one call per root
-#: (about 2 000 nodes in all), but topr's threshold enumerations of levels 4 and 5 do not
-#: (12 690 nodes for one root of level 4), and 20 000 nodes per call bounds the time spent
-#: before the trial is reported uncertified (1 000 000 took hours). Raise it per run with --param topr.node_limit=... (and
-#: --retry-uncertified to redo only the uncertified rows).
-SWAP_LEVEL_NODE_LIMIT = 20_000
-
-
-def solver_name(trial, solver) -> str:
-    """The backend actually used: the selector's ``solver`` parameter or the run's default."""
-    return solver or trial.solver
-
-
-def optimum(trial, solver=None):
-    """The unconstrained best support S1 of the trial (an :class:`dpbench.base.OracleResult`).
-
-    :meth:`dpbench.trial.Trial.optimum`, shared with the ``bss`` baseline and the runner, so
-    whichever selector runs first does the solve.
-    """
-    return trial.optimum(solver_name(trial, solver))
-
-
-def lex_order(scores, supports) -> np.ndarray:
-    """Indices sorting supports by (score, then lexicographic support): the deterministic tie-break.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (B,)
-    supports : ndarray of shape (B, s), rows sorted
-
-    Returns
-    -------
-    ndarray of shape (B,), int64
-    """
-    S = np.asarray(supports)
-    keys = [S[:, j] for j in range(S.shape[1] - 1, -1, -1)] + [np.asarray(scores)]
-    return np.lexsort(keys)
-
-
-@dataclass
-class SingleSwaps:
-    """S1 and its (p - s) s single swaps scored in closed form, sorted by (score, support).
-
-    Attributes
-    ----------
-    center : ndarray of shape (s,)
-        S1.
-    center_score : float
-        R(S1, D).
-    supports : ndarray of shape ((p - s) s, s)
-    scores : ndarray of shape ((p - s) s,)
-    seconds : float
-        Wall-clock time of the batched scoring.
-    """
-
-    center: np.ndarray
-    center_score: float
-    supports: np.ndarray
-    scores: np.ndarray
-    seconds: float
-
-    @property
-    def best(self) -> float:
-        """R_1: the smallest single-swap score (inf if there are none)."""
-        return float(self.scores[0]) if self.scores.size else math.inf
-
-    @property
-    def worst(self) -> float:
-        """The largest single-swap score (the authors' check compares v2 with it)."""
-        return float(self.scores[-1]) if self.scores.size else -math.inf
-
-
-def single_swap_scores(trial, solver=None) -> SingleSwaps | None:
-    """All single swaps of S1 scored with the shared batched score (cached per trial and solver).
-
-    Returns None when the oracle found no S1 (then nothing downstream can be certified).
-    """
-    name = solver_name(trial, solver)
-
-    def compute():
-        opt = optimum(trial, name)
-        if opt.support is None:
-            return None
-        t0 = time.perf_counter()
-        center = np.sort(np.asarray(opt.support, dtype=np.int64))
-        S = single_swaps(center, trial.p)
-        sc = np.concatenate([trial.score(S[a:a + _CHUNK]) for a in range(0, len(S), _CHUNK)]) if len(S) \
-            else np.empty(0)
-        order = lex_order(sc, S)
-        return SingleSwaps(center, float(trial.score(center[None, :])[0]), S[order], sc[order],
-                           time.perf_counter() - t0)
-
-    return trial.shared(("single_swaps", name), compute)
-
-
-def max_level(p: int, s: int) -> int:
-    """Largest possible number of swaps t = |S \\ S1|: min(s, p - s)."""
-    return min(s, p - s)
-
-
-def level_size(p: int, s: int, t: int) -> int:
-    """Exact number of supports with t swaps relative to a fixed support: C(s, t) C(p - s, t)."""
-    return math.comb(s, t) * math.comb(p - s, t)
-
-
-#: ``OracleResult.message`` of a level optimum obtained by closed-form enumeration (no oracle call).
-CLOSED_FORM = "closed-form enumeration of the level"
-
-#: Levels with at most this many members get their optimum R_t by closed-form enumeration
-#: (exact, certified by construction, and far cheaper than a MIP for e.g. t = 2 at p = 200);
-#: larger levels use the oracle. Either way the cached value is the same exact optimum.
-LEVEL_ENUM_LIMIT = 2_000_000
-
-
-def _limit(node_limit):
-    """Keyword arguments passing a work limit to a session (none when the backend default applies)."""
-    return {} if node_limit is None else {"node_limit": int(node_limit)}
-
-
-def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, node_limit: int | None = None):
-    """Best support with exactly t swaps, |S ∩ S1| = s - t (t >= 2), as an OracleResult.
-
-    Cached under ``("swap_level", solver, t)``; shared by ``topr`` (first element of the
-    level's stream) and ``mistakes`` (R_t). Levels with at most ``enum_limit`` (default
-    :data:`LEVEL_ENUM_LIMIT`) members are scored in closed form, the others by one oracle
-    call with the overlap constraint, limited to ``node_limit`` branch-and-bound nodes (a
-    deterministic count; None: the backend's default; a call that reaches it is
-    uncertified). The cache holds the first computation, whatever limit a later caller
-    passes.
-    """
-    name = solver_name(trial, solver)
-    limit = LEVEL_ENUM_LIMIT if enum_limit is None else enum_limit
-    # a score much costlier than the ridge closed form (the hinge loss) caps closed-form levels
-    limit = min(limit, getattr(trial.score, "level_enum_limit", limit))
-
-    def compute():
-        center = single_swap_scores(trial, name).center
-        if level_size(trial.p, trial.s, t) <= limit:
-            t0 = time.perf_counter()
-            tied_S, tied_sc = [], []  # each chunk's near-minima: a superset of the level's ties
-            for S, sc in _level_chunks(trial, center, t):
-                ok = sc <= tie_bar(float(sc.min()))
-                tied_S.append(np.sort(S[ok], axis=1))
-                tied_sc.append(sc[ok])
-            if not tied_S:
-                return OracleResult(None, math.inf, math.inf, "infeasible", 0, time.perf_counter() - t0, CLOSED_FORM)
-            S, sc = np.concatenate(tied_S), np.concatenate(tied_sc)
-            ok = sc <= tie_bar(float(sc.min()))
-            best_S = lexmin(S[ok])  # canonical among ties (TIE_RTOL), as every oracle backend
-            best_sc = float(sc[ok][np.flatnonzero((S[ok] == best_S).all(axis=1))[0]])
-            return OracleResult(best_S, best_sc, best_sc, "optimal", 0, time.perf_counter() - t0, CLOSED_FORM)
-        return _level_by_oracle(trial.oracle(name), center, trial.s - t, node_limit)
-
-    return trial.shared(("swap_level", name, int(t)), compute)
-
-
-#: Branch-and-bound nodes of the first, joint call over all roots of a level (enough where the
-#: level is easy); if it does not certify, each root gets its own call (:func:`overlap_by_roots`).
-LEVEL_JOINT_NODES = 300
-
-
-def _level_by_oracle(sess, center, k, node_limit):
-    """The optimum of a swap level (overlap k with ``center``): joint call, else one call per root."""
-    first = LEVEL_JOINT_NODES if node_limit is None else min(LEVEL_JOINT_NODES, int(node_limit))
-    res = sess.solve(overlap=(center, k), node_limit=first)
-    if res.certified:
-        return res
-    by_roots = overlap_by_roots(sess, center, k, node_limit=node_limit)
-    if by_roots is not None:
-        by_roots.seconds += res.seconds
-        by_roots.iterations += res.iterations
-        return by_roots
-    return sess.solve(overlap=(center, k), **_limit(node_limit))  # near-tie across roots: joint tie-break
-
-
-def _level_chunks(trial, center, t: int):
-    """Stream (supports (m, s) unsorted rows, scores (m,)) over all members of level t."""
-    p, s = trial.p, trial.s
-    center = np.asarray(center, dtype=np.int64)
-    mask = np.ones(p, dtype=bool)
-    mask[center] = False
-    outside = np.flatnonzero(mask)
-    drops = list(itertools.combinations(range(s), t))
-    kept = [np.delete(center, d) for d in drops]
-    if t == p - s:
-        add_chunks = [np.arange(p - s, dtype=np.int64)[None, :]]
-    else:
-        add_chunks = iter_supports(p - s, t, chunk_size=max(1, _CHUNK // len(drops)))
-    for add in add_chunks:
-        added = outside[add]  # (m, t)
-        m = len(added)
-        S = np.empty((len(drops), m, s), dtype=np.int64)
-        for k, kp in enumerate(kept):
-            S[k, :, : s - t] = kp
-            S[k, :, s - t:] = added
-        S = S.reshape(-1, s)
-        yield S, trial.score(S)
-
-
-def enumerate_level(trial, center, t: int, bound: float = math.inf):
-    """All supports with exactly t swaps relative to ``center`` whose score is <= ``bound``.
-
-    Streams the C(s, t) C(p - s, t) members in chunks (memory independent of the level's
-    size beyond the supports kept), scoring each chunk with the shared batched score.
-
-    Returns
-    -------
-    supports : ndarray of shape (m, s), sorted rows, sorted by (score, support)
-    scores : ndarray of shape (m,)
-    """
-    keep_S, keep_sc = [], []
-    for S, sc in _level_chunks(trial, center, t):
-        ok = sc <= bound
-        keep_S.append(np.sort(S[ok], axis=1))
-        keep_sc.append(sc[ok])
-    S = np.concatenate(keep_S) if keep_S else np.empty((0, trial.s), dtype=np.int64)
-    sc = np.concatenate(keep_sc) if keep_sc else np.empty(0)
-    order = lex_order(sc, S)
-    return S[order], sc[order]
-
-
-# --------------------------------------------------------------------------- top-R list
+from ..base import ThresholdResult
+from ..oracle.limits import tie_bar
+from ..oracle.threshold import supports_below_by_calls
+from . import (CLOSED_FORM, THRESHOLD_MAX_COUNT, _limit, enumerate_level, lex_order, level_optimum, level_size,
+               max_level, optimum, single_swap_scores, solver_name)
 
 
 class _Explicit:
@@ -421,7 +178,10 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     the merge; a threshold enumeration stopped by its work limit or ``max_count`` certifies
     the list only if its bound on the unreturned members exceeds the final R-th score. When the authors' check passes
     (R = (p - s) s + 2 and v2 >= worst single swap) the merge takes E and then the single
-    best >= 2-swap support, with no extra call.
+    best >= 2-swap support, with no extra call. Before the first level contributes more than
+    its optimum, tau is capped by the seeded bar (:func:`seed_bar`), and a session with a
+    direct enumeration enumerates each level root by root (:func:`threshold_by_roots`,
+    ``node_limit`` per root); the diagnostics report ``seeded_bar`` and the supports it scored.
     """
     name = solver_name(trial, solver)
     if level_search not in ("threshold", "calls"):
@@ -462,6 +222,12 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
 
     out_S, out_sc, enumerated = [], [], []
     thresholded = {}  # level -> ThresholdResult of its threshold enumeration
+    seeded = {}  # the seeded bar U (seed_bar), computed when a level first needs more than its optimum
+
+    def bar():
+        if "U" not in seeded:
+            seeded["U"], seeded["scored"] = seed_bar(trial, singles, R)
+        return seeded["U"]
     taken = 0
     while taken < R:
         heads = [(src.head(), k) for k, src in enumerate(sources)]
@@ -483,7 +249,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
                 # The level contributes more than its optimum and is too large to score whole:
                 # one threshold enumeration replaces the stream (nothing is taken this round).
                 res = _threshold_level(trial, name, center, src, out_sc, sources, k0, R, node_limit,
-                                       max_count, max_calls - stats["extra_calls"])
+                                       max_count, max_calls - stats["extra_calls"], bar())
                 stats["extra_calls"] += res.calls
                 stats["oracle_seconds"] += res.seconds
                 thresholded[lvl] = res
@@ -492,7 +258,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
             if not full_after and enum_limit and level_size(p, s, lvl) <= enum_limit and lvl not in enumerated:
                 # The level contributes more than its optimum: score it whole in closed form.
                 S, sc = src.pop(fetch_next=False)
-                bound = _rth_bound(out_sc, sc, sources, R)
+                bound = min(_rth_bound(out_sc, sc, sources, R), bar())
                 LS, Lsc = enumerate_level(trial, center, lvl, bound)
                 T = np.array(src.taken)
                 keep = ~(LS[:, None, :] == T[None, :, :]).all(axis=2).any(axis=1)
@@ -543,6 +309,8 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
                                for t, res in thresholded.items()},
         "from_levels": {str(t): int(np.sum(_levels(S, center) == t)) for t in range(0, max_level(p, s) + 1)},
         "slack": slack,
+        "seeded_bar": float(seeded["U"]) if "U" in seeded else None,
+        "seed_supports_scored": int(seeded.get("scored", 0)),
     }
     bad = [t for t, res in thresholded.items() if not res.certified and not res.lower_bound > rth]
     if bad:  # first: an incomplete level can also be why fewer than R supports were found
@@ -557,12 +325,15 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
     return TopList(S, sc, certified, diag)
 
 
-def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_limit, max_count, calls_left):
-    """All members of a stream's level that can still be in the top-R list (one session call).
+def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_limit, max_count, calls_left,
+                     threshold=math.inf):
+    """All members of a stream's level that can still be in the top-R list.
 
-    ``known``: scores of distinct supports outside the level's remaining members (taken,
-    explicit sources' next R, the other streams' heads); with ``rank = R`` the session
-    lowers tau to the R-th smallest of these and the level members it finds.
+    ``threshold``: an upper bound on the final R-th score (the seeded bar). ``known``: scores
+    of distinct supports outside the level's remaining members (taken, explicit sources'
+    next R, the other streams' heads); with ``rank = R`` the session lowers tau to the R-th
+    smallest of these and the level members it finds. A session with a direct enumeration
+    is asked once per root (:func:`threshold_by_roots`); a call-based one once for the level.
     """
     known = list(out_sc)
     for k, other in enumerate(sources):
@@ -579,8 +350,10 @@ def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_l
     native = getattr(sess, "supports_below", None)
     if native is None or getattr(sess, "threshold_by_calls", False):
         # Call-based (ThresholdByCalls): one oracle call per member, within the extra-call budget.
-        return supports_below_by_calls(sess, math.inf, max_count=max(0, calls_left), **kw)
-    return native(math.inf, max_count=max_count, **kw)
+        return supports_below_by_calls(sess, threshold, max_count=max(0, calls_left), **kw)
+    del kw["overlap"]
+    return threshold_by_roots(sess, center, stream.t, threshold, max_count=max_count,
+                              few_by_calls=max(0, min(FEW_BY_CALLS, calls_left // 2)), **kw)
 
 
 def _levels(S, center) -> np.ndarray:
@@ -602,36 +375,170 @@ def _rth_bound(out_sc, new_sc, sources, R) -> float:
     return float(np.partition(allsc, R - 1)[R - 1])
 
 
-def level_minima(trial, solver=None, node_limit=None):
-    """R_t for t = 0 .. min(s, p - s) and whether each is certified (design.md 4.3).
 
-    R_0 = R(S1); R_1 = the best single swap (closed form); R_t, t >= 2, from
-    :func:`level_optimum`.
+
+# --------------------------------------------------------------------------- seeded bar, per-root enumeration
+
+#: Nodes of a root's first threshold search when stalled roots with few members may switch to
+#: optimum calls (:func:`threshold_by_roots`), and the most members that allows.
+ROOT_FIRST_NODES = 1_000
+FEW_BY_CALLS = 32
+
+#: Supports per swap level t >= 2 scored in closed form by :func:`seed_bar` (a deterministic
+#: budget): the added features are drawn from the M best single-swap features, M the largest
+#: with C(s, t) C(M, t) <= this. Khan, Lambda = 10 (R = 11 517): 383 530 supports scored, U =
+#: 4.3039 (500 000 per level: 1.8e6 supports, U = 4.2884; the final R-th score is <= 4.2796).
+#: Toeplitz n = 200, p = 10 000 (R = 49 977): 500 000 per level cost more seconds (1.8e6
+#: supports) than the nodes they saved, hence 100 000.
+SEED_SUPPORTS = 100_000
+
+
+def seed_bar(trial, singles, R: int, per_level: int | None = None):
+    """An upper bound U on the final R-th score from cheap, distinct candidate supports.
+
+    Candidates: S1, all single swaps and, for each level t >= 2, the members whose t added
+    features come from the pool of the M outside features with the best single swaps (M as
+    large as ``per_level`` supports allow; the whole level when it fits). They are distinct
+    supports with exact scores (the shared score), so their R-th smallest score is >= the
+    R-th smallest over all supports: a valid bar for every threshold enumeration.
+
+    Parameters
+    ----------
+    trial : dpbench.trial.Trial
+    singles : SingleSwaps
+        S1 and its single swaps, sorted by (score, support).
+    R : int
+    per_level : int, optional
+        Supports scored per level (default :data:`SEED_SUPPORTS`).
 
     Returns
     -------
-    minima : ndarray of shape (t_max + 1,)
-    certified : ndarray of shape (t_max + 1,), bool
-    seconds : float
-        Seconds spent on these values (oracle calls and closed-form level enumerations).
-    calls : int
-        Oracle calls behind them (S1 and the levels too large to enumerate).
+    U : float
+        The R-th smallest candidate score widened by the tie window (:func:`tie_bar`, relative
+        1e-9, far above batch-to-batch rounding); inf when fewer than R candidates.
+    scored : int
+        Supports scored for the levels t >= 2 (work count, deterministic).
     """
-    name = solver_name(trial, solver)
-    opt = optimum(trial, name)
-    singles = single_swap_scores(trial, name)
-    if singles is None:
-        return None, None, float(opt.seconds), 1
-    tmax = max_level(trial.p, trial.s)
-    R = np.empty(tmax + 1)
-    cert = np.empty(tmax + 1, dtype=bool)
-    R[0], cert[0] = singles.center_score, opt.certified
-    R[1], cert[1] = singles.best, True
-    seconds = float(opt.seconds)
-    calls = 1
-    for t in range(2, tmax + 1):
-        res = level_optimum(trial, t, name, node_limit=node_limit)
-        R[t], cert[t] = res.objective, res.certified
-        seconds += res.seconds
-        calls += res.message != CLOSED_FORM
-    return R, cert, seconds, calls
+    from . import _level_chunks
+
+    per_level = SEED_SUPPORTS if per_level is None else int(per_level)
+    per_level = min(per_level, getattr(trial.score, "level_enum_limit", per_level))  # costly scores (hinge)
+    p, s, center = trial.p, trial.s, singles.center
+    vals = np.concatenate([[singles.center_score], singles.scores])
+    # outside features in order of their best single swap (singles are sorted)
+    rows = singles.supports
+    added = rows[~np.isin(rows, center)]  # one per row, in row order
+    ranked = added[np.sort(np.unique(added, return_index=True)[1])]
+    scored = 0
+    for t in range(2, max_level(p, s) + 1):
+        M = p - s
+        while M >= t and math.comb(s, t) * math.comb(M, t) > per_level:
+            M -= 1 if M < 64 else max(1, M // 16)
+        if M < t:
+            continue
+        for _, sc in _level_chunks(trial, center, t, ranked[:M]):
+            scored += len(sc)
+            vals = np.concatenate([vals, sc])
+            if vals.size > 4 * R:
+                vals = np.partition(vals, R - 1)[:R]
+    if vals.size < R:
+        return math.inf, scored
+    # Widened by the tie window: a support's score differs in the last bits between batches
+    # (here and in a later rescoring), and a bar 1 ulp too low would lose the R-th support.
+    return float(tie_bar(float(np.partition(vals, R - 1)[R - 1]))), scored
+
+
+def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(), rank: int | None = None,
+                       known_scores=(), node_limit: int | None = None,
+                       max_count: int = THRESHOLD_MAX_COUNT, few_by_calls: int = 0) -> ThresholdResult:
+    """Every member of swap level t (``|S ∩ center| = s - t``) with score <= tau, root by root.
+
+    The level is the disjoint union of its C(s, s - t) roots (kept subset K of ``center``
+    fixed in, ``center \\ K`` fixed out, t features from the rest). Each root is one
+    :meth:`~dpbench.base.OracleSession.supports_below` call with its own ``node_limit``;
+    tau starts at ``threshold`` and, with ``rank``, falls with the R-th smallest of
+    ``known_scores`` and the members found in this and the earlier roots (distinct supports
+    outside the root being enumerated, so the rank bound stays valid).
+
+    Parameters
+    ----------
+    session : OracleSession
+    center : int array of shape (s,)
+    t : int
+        Level, 1 <= t <= s.
+    threshold : float
+    exclude : sequence of supports
+        Members not to return (already taken); each lies in exactly one root.
+    rank, known_scores, node_limit, max_count
+        As for :meth:`~dpbench.base.OracleSession.supports_below` (``max_count``: over all roots).
+    few_by_calls : int
+        When > 0, each root's threshold search first gets at most :data:`ROOT_FIRST_NODES`
+        nodes; a root it leaves uncertified with at most ``few_by_calls`` members found is
+        redone by :func:`~dpbench.oracle.threshold.supports_below_by_calls` (one optimum call
+        per member, ``node_limit`` each, at most ``4 few_by_calls`` members, else the threshold
+        search after all), any other by the threshold search with ``node_limit``. Khan, Lambda = 10, level 5 (one root, 5.4e14
+        members): the threshold search keeps a rest bound of 3.61 against tau = 4.28 after
+        60 000 nodes, while each optimum call certifies in 540-700 nodes (k-support branch
+        and bound over ~220 screened features).
+
+    Returns
+    -------
+    ThresholdResult
+        The union over roots, filtered to the final tau; certified iff every root's call is;
+        ``lower_bound`` the smallest root bound (and the smallest member dropped by the final
+        tau); ``nodes`` and ``calls`` summed. A root left unvisited (``max_count`` reached)
+        makes ``lower_bound`` -inf.
+    """
+    center = np.sort(np.asarray(center, dtype=np.int64))
+    s = center.size
+    ex = np.asarray(exclude, dtype=np.int64).reshape(-1, s)
+    found_S, found_sc = [np.zeros((0, s), dtype=np.int64)], [np.zeros(0)]
+    known = np.asarray(known_scores, dtype=np.float64).ravel()
+    tau, lower, certified, status, nodes, calls, seconds, msg = float(threshold), math.inf, True, "complete", 0, 0, 0.0, ""
+    for K in itertools.combinations(center.tolist(), s - t):
+        K = np.array(K, dtype=np.int64)
+        out = np.setdiff1d(center, K)
+        mine = ex[np.isin(ex, K).sum(axis=1) == K.size] if len(ex) else ex
+        left = max_count - sum(len(a) for a in found_sc)
+        if left < 0:
+            lower, certified, status, msg = -math.inf, False, "max_count", f"more than max_count = {max_count} supports"
+            break
+        kw = dict(fixed_in=K, fixed_out=out, exclude=list(mine), rank=rank,
+                  known_scores=np.concatenate([known, *found_sc]))
+        first = node_limit if node_limit is None or not few_by_calls else min(int(node_limit), ROOT_FIRST_NODES)
+        res = session.supports_below(tau, node_limit=first, max_count=left, **kw)
+        if not res.certified and res.status == "work_limit" and len(res.scores) <= few_by_calls:
+            # Few members in a root whose threshold search stalls: list them one optimum call
+            # at a time (each takes the session's strongest path on its root), the last call
+            # proving the rest above tau. The stalled search's nodes are counted, not reused.
+            nodes += int(res.nodes)
+            seconds += float(res.seconds)
+            res = supports_below_by_calls(session, tau, max_count=min(left, 4 * few_by_calls),
+                                          node_limit=node_limit, **kw)
+            if res.status == "max_count" and left > 4 * few_by_calls:  # more members than it looked
+                calls += int(res.calls)
+                seconds += float(res.seconds)
+                res = session.supports_below(tau, node_limit=node_limit, max_count=left, **kw)
+        elif not res.certified and res.status == "work_limit" and first != node_limit:
+            nodes += int(res.nodes)
+            seconds += float(res.seconds)
+            res = session.supports_below(tau, node_limit=node_limit, max_count=left, **kw)
+        calls += int(res.calls)
+        nodes += int(res.nodes)
+        seconds += float(res.seconds)
+        tau = min(tau, float(res.threshold))
+        lower = min(lower, float(res.lower_bound))
+        found_S.append(res.supports)
+        found_sc.append(np.asarray(res.scores, dtype=np.float64))
+        if not res.certified:
+            certified = False
+            if status == "complete":
+                status, msg = res.status, res.message
+    S, sc = np.concatenate(found_S), np.concatenate(found_sc)
+    keep = sc <= tau
+    if (~keep).any():  # found under an earlier root's higher tau: not returned, so they bound the rest
+        lower = min(lower, float(sc[~keep].min()))
+    S, sc = S[keep], sc[keep]
+    order = lex_order(sc, S)
+    msg = msg or f"threshold enumeration over {math.comb(s, s - t)} roots, {nodes} nodes"
+    return ThresholdResult(S[order], sc[order], certified, float(lower), float(tau), status, calls, nodes, seconds, msg)
