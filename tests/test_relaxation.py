@@ -146,7 +146,7 @@ def test_closes_most_of_the_cut_gap_at_small_lam():
 @pytest.mark.parametrize("lam,r", [(1.0, 1.1), (10.0, np.inf), (0.1, 0.3)])
 def test_oracle_with_relaxation_hook_matches_brute_force(lam, r):
     """The OA path with the relaxation hook (root bound, screening, branch and bound with
-    node relaxations over the survivors, or the master when relax_bnb = 0) returns the
+    node relaxations over the survivors, or the master when relax_bnb = relax_bnb_max = 0) returns the
     brute-force optimum, certified, with a valid lower bound."""
     from dpbench.plugin_manager import registry
 
@@ -159,7 +159,7 @@ def test_oracle_with_relaxation_hook_matches_brute_force(lam, r):
         for kw in ({}, {"fixed_in": [int(rng.integers(30))]}, {"fixed_out": rng.choice(30, 5, replace=False)}):
             for bnb in ((1000, 0) if not kw else (1000,)):
                 sess = registry().solver("highs")(enum_limit=0, leaf_limit=30).session(score, s)
-                sess.relax_after, sess.relax_bnb = 0, bnb
+                sess.relax_after, sess.relax_bnb, sess.relax_bnb_max = 0, bnb, bnb
                 res = sess.solve(**kw)
                 cons = ConstraintSet.build(30, s, fixed_in=kw.get("fixed_in", ()), fixed_out=kw.get("fixed_out", ()))
                 opt = vals[cons.feasible_mask(S)].min()

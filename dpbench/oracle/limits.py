@@ -27,8 +27,14 @@ MASTER_NODE_LIMIT = 1_000_000
 #: Nodes of the Schur/Gershgorin branch and bound that an unconstrained OA call tries before
 #: its master loop (:meth:`OASession._gershgorin_bnb`). The toeplitz n = 800, p = 10 000,
 #: Lambda in {1, 10} instances of issue 15 certify in 3-14 nodes; a call that does not
-#: certify within it goes on with the OA master, keeping the bound the search proved.
+#: certify within it goes on with the branch and bound over the screened survivors
+#: (node relaxations), keeping the bound the search proved.
 GERSHGORIN_NODES = 2_000
+#: MILP nodes of a master solved before the k-support relaxation of a call (a probe over
+#: the features the cut screening kept; :class:`~dpbench.oracle.session.OASession`). The
+#: probes of the issue-15 instances close in a handful of nodes (toeplitz Lambda = 120, Khan
+#: Lambda = 120: 0.02-0.06 s); a probe that does not hands over to the relaxation.
+FIRST_MASTER_NODES = 1_000
 _LIMIT_MESSAGES = {
     "work_limit": lambda what: f"work limit reached ({what}; deterministic: raise it to certify)",
     "time_limit": lambda what: "wall-clock safety net reached (machine-dependent; raise safety_time_limit)",

@@ -3,8 +3,11 @@ and the OA master loop composed into one :class:`~dpbench.base.OracleSession`.
 
 Which path a call takes: few feasible supports -> exact enumeration; an overlap constraint
 -> branch and bound (both in dpbench, canonical among ties by construction); otherwise the
-OA loop, whose master MILP is the only part a backend solves, made canonical by
-:func:`~dpbench.oracle.limits.break_ties`.
+OA loop: a master MILP (the only part a backend solves, made canonical by
+:func:`~dpbench.oracle.limits.break_ties`) while the cut screening leaves few candidates,
+then the k-support relaxation, and, when its bound does not certify, branch and bound over
+the features it cannot screen out (the Schur/Gershgorin search first where it is hopeful).
+Every switch is decided by counts, never by the clock.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from .branch_and_bound import BranchAndBound
 from .constraints import ConstraintSet, count_feasible, require_positive_lam
 from .cuts import _CutPool, build_master, dual_cuts
 from .heuristics import LocalSearch
-from .limits import (_LIMIT_MESSAGES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT,
-                     SAFETY_TIME_LIMIT, Budget, break_ties, lexmin, tie_bar)
+from .limits import (_LIMIT_MESSAGES, FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
+                     NODE_LIMIT, SAFETY_TIME_LIMIT, Budget, break_ties, lexmin, tie_bar)
 
 
 #: Branch and bound over the screened survivors runs on their own columns when they are at
@@ -54,8 +57,9 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                  screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=1_500_000, leaf_limit=20_000,
                  node_limit=NODE_LIMIT, master_iterations=MASTER_ITERATIONS,
                  master_node_limit=MASTER_NODE_LIMIT, safety_time_limit=SAFETY_TIME_LIMIT, gershgorin=True,
-                 relax_after=1, relax_cand=200, relax_bnb=1000, relax_nodes=2000, relax_overlap_nodes=2000,
-                 relax_overlap_after=300, gershgorin_nodes=GERSHGORIN_NODES):
+                 relax_after=1, relax_cand=200, relax_bnb=1000, relax_bnb_max=math.inf, relax_nodes=2000,
+                 relax_overlap_nodes=2000, relax_overlap_after=300, gershgorin_nodes=GERSHGORIN_NODES,
+                 first_master_nodes=FIRST_MASTER_NODES):
         super().__init__(score, s)
         require_positive_lam(score, backend)
         # Everything but the data, to open the same session over a subset of the columns (_on_columns).
@@ -64,8 +68,9 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                              leaf_limit=leaf_limit, node_limit=node_limit, master_iterations=master_iterations,
                              master_node_limit=master_node_limit, safety_time_limit=safety_time_limit,
                              gershgorin=gershgorin, relax_after=relax_after, relax_cand=relax_cand,
-                             relax_bnb=relax_bnb, relax_nodes=relax_nodes, relax_overlap_nodes=relax_overlap_nodes,
-                             relax_overlap_after=relax_overlap_after, gershgorin_nodes=gershgorin_nodes)
+                             relax_bnb=relax_bnb, relax_bnb_max=relax_bnb_max, relax_nodes=relax_nodes,
+                             relax_overlap_nodes=relax_overlap_nodes, relax_overlap_after=relax_overlap_after,
+                             gershgorin_nodes=gershgorin_nodes, first_master_nodes=first_master_nodes)
         self.backend = backend
         self.solve_master = solve_master
         self.screen = screen
@@ -99,6 +104,8 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         self.relax_after = relax_after
         self.relax_cand = relax_cand
         self.relax_bnb = relax_bnb
+        self.relax_bnb_max = relax_bnb_max
+        self.first_master_nodes = int(first_master_nodes)
         self.relax_nodes = relax_nodes
         self.relax_overlap_nodes = relax_overlap_nodes
         self.relax_overlap_after = relax_overlap_after
@@ -249,15 +256,9 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                         return result(S, ub, lb, "optimal", it, "k-support relaxation bound")
                     if cons.group is None and cand.size <= self.relax_bnb:
                         # Few survivors: branch and bound over them with relaxation node bounds.
-                        S2, ub2, lb2, status, nodes = self._bnb_survivors(cand, cons, S, ub, budget, gap_tol)
-                        lb2 = min(lb2, min_lb)
-                        # Canonical already: the search keeps every support within tie_bar of its
-                        # minimum (_BestTarget), and each screened-out feature's bound exceeds
-                        # ub + 1e-9 max(1, ub) >= tie_bar(ub), so no tie contains one; skip _canonical.
                         path = "bnb"
-                        msg = (f"k-support branch and bound over {cand.size} screened features, {nodes} nodes"
-                               if status == "optimal" else f"branch and bound stopped ({status})")
-                        return result(S2, ub2, lb2, status if status != "infeasible" else "error", it + nodes, msg)
+                        return result(*self._survivors_result(cand, cons, S, ub, lb, min_lb, budget, gap_tol, it))
+                    gnodes = 0
                     if gersh:
                         out = self._gershgorin_bnb(cons, cand, min_lb, S, ub, budget, gap_tol)
                         if out[3] in ("optimal", "time_limit"):
@@ -268,15 +269,30 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                             # cannot reach the tie bar), like every branch-and-bound answer.
                             path = "bnb"
                             return result(S2, ub2, lb2, status, it + nodes, msg)
-                        if out[1] < ub:  # not certified within gershgorin_nodes: the OA loop goes on
+                        if out[1] < ub:  # not certified within gershgorin_nodes
                             S, ub = out[0], out[1]
                             self._add_cuts(S[None])
                             cand, min_lb = self._screen(cons, S, ub)
                         lb = max(lb, out[2])
+                        gnodes = out[4]
+                    if self.screen and cons.group is None and cand.size <= self.relax_bnb_max:
+                        # Many survivors: their branch and bound all the same. The OA master loop
+                        # sits at the relaxation's bound here (gravier: 70 masters at 29.711
+                        # against 30.724, > 400 s; the search certifies in 1036 nodes). With
+                        # screening off (an ablation) the master runs over all features, as documented.
+                        path = "bnb"
+                        return result(*self._survivors_result(cand, cons, S, ub, lb, min_lb, budget, gap_tol,
+                                                              it + gnodes))
             rows = [self.cuts.index[k] for k in active if k in self.cuts.index]
             master = build_master(cand, self.cuts.const[rows], self.cuts.W[rows], cons)
+            # A master before the k-support relaxation is a probe (over the <= relax_cand features
+            # the cut screening kept): capped at first_master_nodes MILP nodes, so that one which
+            # would stall hands over to the relaxation, deterministically, instead of running to
+            # the safety net.
+            probe = S is not None and self._relax_lb is None and it < self.relax_after
             res = self.solve_master(master, None if not math.isfinite(remaining) else remaining, gap_tol,
-                                    self.master_node_limit)
+                                    min(self.master_node_limit, self.first_master_nodes) if probe
+                                    else self.master_node_limit)
             it += 1
             if res.status == "infeasible":
                 if S is None:  # nothing was screened: the master covered the full problem
@@ -287,6 +303,9 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
             lb = max(lb, min(res.bound, min_lb))
             if S is not None and self._closed(ub, lb, gap_tol):
                 return result(S, ub, lb, "optimal", it)
+            if probe and res.status == "work_limit" and (
+                    res.z is None or tuple(np.sort(cand[np.flatnonzero(res.z > 0.5)]).tolist()) in seen):
+                continue  # nothing new from the capped probe: the relaxation comes next
             if res.z is None:
                 stop = res.status if res.status in ("work_limit", "time_limit") else "error"
                 return result(S, ub, max(lb, 0.0), stop, it, res.message or "master stopped")
@@ -395,6 +414,25 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         self._relax_alphas = sub._relax_alphas
         return (None if S2 is None else cand[S2]), ub2, lb2, status, nodes
 
+    def _survivors_result(self, cand, cons, S, ub, lb, min_lb, budget, gap_tol, it):
+        """:meth:`_bnb_survivors` as the arguments of ``_solve``'s ``result``: (S, ub, lb, status,
+        iterations, message). ``lb`` (bounds proved before, valid for every feasible support)
+        and ``min_lb`` (bounds the supports holding a screened feature) join the search's own.
+
+        The answer is canonical already: the search keeps every support within tie_bar of its
+        minimum (_BestTarget), and each screened-out feature's bound exceeds
+        ub + 1e-9 max(1, ub) >= tie_bar(ub), so no tie contains one; ``_canonical`` is skipped.
+        """
+        S2, ub2, lb2, status, nodes = self._bnb_survivors(cand, cons, S, ub, budget, gap_tol)
+        lb2 = max(min(lb2, min_lb), lb)
+        if status == "optimal":
+            msg = f"k-support branch and bound over {cand.size} screened features, {nodes} nodes"
+        elif status in _LIMIT_MESSAGES:
+            msg = _LIMIT_MESSAGES[status](f"node_limit = {budget.node_limit} branch-and-bound nodes")
+        else:
+            msg = f"branch and bound stopped ({status})"
+        return S2, ub2, lb2, status if status != "infeasible" else "error", it + nodes, msg
+
     @staticmethod
     def _closed(ub, lb, gap_tol):
         """Certified gap: (ub - lb) <= gap_tol |ub|, plus rounding slack of the float64 cuts."""
@@ -412,12 +450,17 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
     # ------------------------------------------------------------- k-support relaxation hook
     # Integration of dpbench/oracle/relaxation.py (issue 15). Once per OA call -- before the
     # first master when the cut screening leaves more than ``relax_cand`` candidates, else
-    # after ``relax_after`` master solves without certification -- the loop adds the k-support
+    # after ``relax_after`` master solves without certification (probes capped at
+    # ``first_master_nodes`` MILP nodes) -- the loop adds the k-support
     # dual bound (valid for every feasible support whatever the accuracy of its dual point),
     # its per-feature bounds to the safe screening (max with the cut bounds: a max of valid
     # bounds is valid) and its dual point as one more master cut. When at most ``relax_bnb``
     # features survive, the call finishes by branch and bound over them with node relaxations
-    # (``_relax_node``, at most ``relax_nodes`` per call). Overlap calls and threshold
+    # (``_relax_node``, at most ``relax_nodes`` per call); with more, the Schur/Gershgorin search
+    # goes first when it is hopeful, and what it leaves open goes to that same branch and bound
+    # when at most ``relax_bnb_max`` survive (default: any number), else to the OA master loop
+    # (after the relaxation its bound stayed at the root's on every measured instance, while
+    # the branch and bound certified: issue 15, gravier). Overlap calls and threshold
     # enumerations with more than ``enum_limit`` feasible supports use node relaxations too,
     # after ``relax_overlap_after`` nodes (easy calls finish before; at most
     # ``relax_overlap_nodes``). All limits are counts: deterministic.
