@@ -111,3 +111,21 @@ def test_bss_command_on_real_data_and_same_data_as_compare(tmp_path, capsys):
     with sqlite3.connect(db) as conn:
         (supports,) = conn.execute("SELECT supports FROM results").fetchone()
     assert json.loads(supports) == [solo["support"]]
+
+
+def test_khan_main_job_completes_with_the_default_reference(tmp_path):
+    """Issue 15's first report: the main job on Khan stopped because the ``bss`` reference
+    could not be certified. At Λ = 120 the whole job is seconds; the default Λ = 10 reference
+    is checked with ``mcmc`` (topr's top-R list at Λ = 10 takes minutes: README, oracle
+    scale targets)."""
+    for methods, lam in (("topr,mistakes,mcmc", "120"), ("mcmc", str(DEFAULT_LAM))):
+        js = tmp_path / f"{lam}.json"
+        assert main(["compare", "--methods", methods, "--dataset", "khan", "--s", "5", "--epsilon", "5",
+                     "--trials", "2", "--draws", "20", "--seed", "1", "--delta", "1e-6", "--lam", lam,
+                     "--param", "mcmc.iterations=200", "--out", str(tmp_path / f"{lam}.db"),
+                     "--json", str(js)]) == 0
+        rows = json.loads(js.read_text())
+        assert {r["method"] for r in rows} == set(methods.split(","))
+        for r in rows:
+            assert r["reference"] == "bss" and r["trials"] == 2, r
+            assert r["uncertified"] == 0 and r["failed"] == 0, r
