@@ -489,6 +489,29 @@ def highs_trial(problem, lam=2.0, **solver_params):
                  solver_params=solver_params)
 
 
+def exact_top_list(trial, R):
+    """(top list with enum_limit=0, all supports, their scores), checked certified and equal to
+    the R smallest of the brute-force enumeration in canonical order."""
+    lst = _swaps.top_list(trial, R, enum_limit=0)
+    S, sc = enumerate_all(trial)
+    assert lst.certified, lst.diagnostics
+    np.testing.assert_array_equal(lst.supports, S[:R])
+    np.testing.assert_allclose(lst.scores, sc[:R], rtol=1e-12)
+    return lst, S, sc
+
+
+def thresholded_levels_match(lst, S, sc, R):
+    """Yield each thresholded level's diagnostics after checking that it is certified, its
+    threshold is at least the R-th score, and exactly its members at or below the threshold
+    were returned."""
+    s = S.shape[1]
+    for t, info in lst.diagnostics["levels_thresholded"].items():
+        lvl = s - np.isin(S, lst.supports[0]).sum(axis=1) == int(t)
+        assert info["certified"] and info["threshold"] >= sc[R - 1]
+        assert info["members_below"] == int(np.sum(lvl & (sc <= info["threshold"])))
+        yield info
+
+
 @pytest.mark.parametrize("seed,p,s,lam", [(0, 24, 4, 2.0), (1, 30, 3, 120.0), (2, 20, 4, 5.0)])
 @pytest.mark.parametrize("R", ["auto", 50, 2000])
 @pytest.mark.parametrize("oracle", [{}, {"enum_limit": 0, "leaf_limit": 1}], ids=["leaf-enum", "bnb-deep"])
@@ -497,22 +520,14 @@ def test_threshold_top_list_is_the_R_smallest(seed, p, s, lam, R, oracle):
     scored whole (small feasible sets) or by the branch and bound down to single features."""
     trial = highs_trial(copies_problem(seed, p=p, s=s), lam, **oracle)
     R = auto_r(p, s) if R == "auto" else R
-    lst = _swaps.top_list(trial, R, enum_limit=0)
-    S, sc = enumerate_all(trial)
+    lst, S, sc = exact_top_list(trial, R)
     d = lst.diagnostics
-    assert lst.certified, d
-    np.testing.assert_array_equal(lst.supports, S[:R])
-    np.testing.assert_allclose(lst.scores, sc[:R], rtol=1e-12)
     assert d["slack"] == 0.0 and d["extra_calls"] == 0
     if R == auto_r(p, s):
         assert not d["check_passed"]  # the authors' list would be wrong here
     assert d["levels_thresholded"], "the threshold path must have been used"
-    for t, info in d["levels_thresholded"].items():
-        lvl = s - np.isin(S, lst.supports[0]).sum(axis=1) == int(t)
-        assert info["certified"] and info["threshold"] >= sc[R - 1]
+    for info in thresholded_levels_match(lst, S, sc, R):
         assert info["lower_bound_rest"] > info["threshold"] or info["lower_bound_rest"] == math.inf
-        # Exactly the level's members at or below the final threshold were returned.
-        assert info["members_below"] == int(np.sum(lvl & (sc <= info["threshold"])))
 
 
 class ThresholdTimeLimited(CountingSession):
