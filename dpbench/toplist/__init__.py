@@ -62,6 +62,9 @@ THRESHOLD_MAX_COUNT = 2_000_000
 #: redo only the uncertified rows).
 SWAP_LEVEL_NODE_LIMIT = 20_000
 
+#: The reason an uncertified topr / mistakes preparation gives in its diagnostics.
+UNCERTIFIED_CALL = "an oracle call was not certified optimal (work limit, safety time limit or error)"
+
 
 def solver_name(trial, solver) -> str:
     """The backend actually used: the selector's ``solver`` parameter or the run's default."""

@@ -30,8 +30,8 @@ import numpy as np
 from ..base import ThresholdResult
 from ..oracle.limits import tie_bar
 from ..oracle.threshold import supports_below_by_calls
-from . import (CLOSED_FORM, THRESHOLD_MAX_COUNT, _limit, enumerate_level, lex_order, level_optimum, level_size,
-               max_level, optimum, single_swap_scores, solver_name)
+from . import (CLOSED_FORM, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _limit, enumerate_level, lex_order, level_optimum,
+               level_size, max_level, optimum, single_swap_scores, solver_name)
 
 
 class _Explicit:
@@ -321,7 +321,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
         diag["reason"] = ("extra oracle-call budget exhausted (raise max_calls)" if stats["budget_exhausted"]
                           else "fewer than R supports found")
     elif not certified:
-        diag["reason"] = "an oracle call was not certified optimal (work limit, safety time limit or error)"
+        diag["reason"] = UNCERTIFIED_CALL
     return TopList(S, sc, certified, diag)
 
 

@@ -173,7 +173,7 @@ class Mistakes(BatchLogProb, Selector):
         if ts is not None:
             diag["p_true"] = float(np.exp(self.log_probs(trial, prep, eps, ts[None, :])[0]))
         if not prep.certified:
-            diag["reason"] = "an oracle call was not certified optimal (time limit or error)"
+            diag["reason"] = toplist.UNCERTIFIED_CALL
         # The analysis needs S1 to be the same on every neighbour; the gap condition is what
         # certifies that here, so without it the row carries no guarantee (design.md 4.3).
         return Draws(supports, certified=prep.certified,
