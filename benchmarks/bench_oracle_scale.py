@@ -161,14 +161,11 @@ def measure_trial(seed):
 
 
 # ----------------------------------------------------------------------------- asv
-class CertifyScale:
-    """Certified optimum at p = 10^5 and 10^6 (raises unless certified)."""
+class _Certify:
+    """One certified-optimum solve per instance of :data:`CERTIFY` (raises unless certified)."""
 
-    params = [["toep800_p100k", "toep200_p1m"]]
-    param_names = ["instance"]
     number = 1
     repeat = 1
-    timeout = 1800
 
     def setup(self, instance):
         setting, self.lam, _ = CERTIFY[instance]
@@ -178,6 +175,14 @@ class CertifyScale:
         res, _ = certify(self.X, self.y, self.s, self.lam)
         if res.status != "optimal":
             raise RuntimeError(f"{instance}: not certified ({res.status}, bound {res.lower_bound} vs {res.objective})")
+
+
+class CertifyScale(_Certify):
+    """Certified optimum at p = 10^5 and 10^6 (raises unless certified)."""
+
+    params = [["toep800_p100k", "toep200_p1m"]]
+    param_names = ["instance"]
+    timeout = 1800
 
     def peakmem_certify(self, instance):
         certify(self.X, self.y, self.s, self.lam)
@@ -189,23 +194,12 @@ class CertifyScale:
 ASV_MICROARRAY = list(MICROARRAY)
 
 
-class CertifyMicroarray:
+class CertifyMicroarray(_Certify):
     """Certified optimum on the shipped microarray data sets (s = 5, Lambda = 10, dpsis)."""
 
     params = [ASV_MICROARRAY]
     param_names = ["dataset"]
-    number = 1
-    repeat = 1
     timeout = 600
-
-    def setup(self, dataset):
-        setting, self.lam, _ = CERTIFY[dataset]
-        self.X, self.y, self.s = load(setting)
-
-    def time_certify(self, dataset):
-        res, _ = certify(self.X, self.y, self.s, self.lam)
-        if res.status != "optimal":
-            raise RuntimeError(f"{dataset}: not certified ({res.status}, bound {res.lower_bound} vs {res.objective})")
 
     def track_nodes(self, dataset):
         return certify(self.X, self.y, self.s, self.lam)[0].iterations
