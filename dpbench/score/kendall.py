@@ -56,12 +56,12 @@ _KERNEL = None
 
 
 def _inversions_kernel():
-    """The compiled merge-sort kernel (numba, compiled on first use; about a second)."""
+    """The compiled merge-sort kernel (numba; compiled on first use, then cached on disk)."""
     global _KERNEL
     if _KERNEL is None:
         import numba
 
-        @numba.njit(nogil=True, cache=False)
+        @numba.njit(nogil=True, cache=True)  # on-disk cache: compiling costs seconds
         def kernel(R, rows, out):
             m, n = R.shape[0], rows.size
             v = np.empty(n, dtype=np.int32)

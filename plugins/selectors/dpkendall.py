@@ -43,11 +43,10 @@ from dpbench.privacy.exponential import check_epsilon
 from dpbench.privacy.topk import ORDERS_MAX_K, check_k
 from dpbench.score.kendall import KendallRanks, concordance, kendall_ranks, strict_ranks
 
-#: Sensitivities of the round scores under replace-one, in units of (n / 2) tau (module docstring).
-SENSITIVITY_FIRST = 2.0
-SENSITIVITY_LATER = 4.0
 #: Feature rows kept in the memo of a preparation (each p floats).
 _MEMO_ROWS = 256
+#: Draws x features per block of the vectorised rounds.
+_BLOCK_ELEMENTS = 2_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,6 +79,9 @@ class DPKendall(Selector):
     reference = ("Dick, Gillenwater, Joseph & Medina 2023 (DPKendall, algorithm 2); Kendall's tau-a; "
                  "Knight 1966 (merge-sort count)")
     prepared_type = DPKendallPrepared
+    #: Sensitivities of the round scores under replace-one, in units of (n / 2) tau (module docstring).
+    sensitivity_first = 2.0
+    sensitivity_later = 4.0
 
     def check_setting(self, p, s):
         check_k(p, s)
@@ -111,25 +113,39 @@ class DPKendall(Selector):
     def _round_log_weights(self, prepared, chosen, eps_round):
         """log-weights of round t = len(chosen) + 1 over all features (chosen ones -inf)."""
         score = prepared.label_scores
-        sens = SENSITIVITY_FIRST
+        sens = self.sensitivity_first
         if chosen:
             score = score - np.mean([self._row(prepared, j) for j in chosen], axis=0)
-            sens = SENSITIVITY_LATER
+            sens = self.sensitivity_later
         lw = eps_round * score / (2.0 * sens)
         lw[list(chosen)] = -np.inf
         return lw
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         eps_round = check_epsilon(epsilon) / trial.s
-        out = np.empty((n_draws, trial.s), dtype=np.int64)
-        for d in range(n_draws):
-            chosen = []
-            for _ in range(trial.s):
-                lw = self._round_log_weights(prepared, chosen, eps_round)
-                chosen.append(int(np.argmax(lw + rng.gumbel(size=lw.size))))  # Gumbel-max: one EM draw
-            out[d] = np.sort(chosen)
-        return Draws(out, diagnostics={"sensitivity_first": SENSITIVITY_FIRST,
-                                       "sensitivity_later": SENSITIVITY_LATER})
+        p, s = trial.p, trial.s
+        out = np.empty((n_draws, s), dtype=np.int64)
+        step = max(1, _BLOCK_ELEMENTS // p)
+        for a in range(0, n_draws, step):  # all draws of a block advance one round at a time
+            b = min(n_draws, a + step)
+            idx = np.arange(b - a)
+            penalty = np.zeros((b - a, p))  # sum of (n/2)|tau(x_., x_j)| over the chosen j
+            taken = np.zeros((b - a, p), dtype=bool)
+            for t in range(s):
+                if t:
+                    for j in np.unique(out[a:b, t - 1]):
+                        penalty[out[a:b, t - 1] == j] += self._row(prepared, int(j))
+                    sens = self.sensitivity_later
+                    score = prepared.label_scores - penalty / t
+                else:
+                    sens = self.sensitivity_first
+                    score = np.broadcast_to(prepared.label_scores, (b - a, p))
+                lw = eps_round * score / (2.0 * sens)
+                lw = np.where(taken, -np.inf, lw)
+                out[a:b, t] = np.argmax(lw + rng.gumbel(size=(b - a, p)), axis=1)  # Gumbel-max: one EM draw
+                taken[idx, out[a:b, t]] = True
+        return Draws(np.sort(out, axis=1), diagnostics={"sensitivity_first": self.sensitivity_first,
+                                                        "sensitivity_later": self.sensitivity_later})
 
     def log_prob(self, trial, prepared, epsilon, support):
         """Exact log P(S): sum over the s! orders of the product of round probabilities (s <= 8)."""
