@@ -72,7 +72,8 @@ class DPKendall(Selector):
     """DPKendall: rank-correlation scores, greedy decorrelation, peeling (pure eps-DP)."""
 
     name = "dpkendall"
-    summary = "DPKendall: Kendall-tau scores with greedy decorrelation, s exponential-mechanism rounds (pure DP)"
+    summary = ("DPKendall: Kendall-tau scores with greedy decorrelation, s exponential-mechanism rounds "
+               "(pure DP; Dick, Gillenwater, Joseph & Medina 2023)")
     dp_type = "pure"
     preprocessing = "none"
     losses = ("least-squares",)

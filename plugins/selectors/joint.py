@@ -73,7 +73,7 @@ class JointEM(Selector):
     """Joint exponential mechanism over sequences of s features (pure eps-DP)."""
 
     name = "joint"
-    summary = "joint exponential mechanism for top-s of |x_j^T y| over all sequences (pure DP)"
+    summary = "joint exponential mechanism over sequences of s features of |x_j^T y| (pure DP; Gillenwater et al. 2022)"
     dp_type = "pure"
     losses = ("least-squares",)
     reference = "Gillenwater, Joseph, Medina & Ribero Diaz 2022 (algorithm 1, lemma 3.7)"

@@ -30,7 +30,7 @@ class LaplaceTopK(Selector):
     """One-shot Laplace noisy top-s on the marginal scores (pure eps-DP)."""
 
     name = "laplace-topk"
-    summary = "one-shot Laplace report-noisy-top-s of |x_j^T y|, scale 2 s Delta_f / eps (pure DP)"
+    summary = "one-shot Laplace noisy top-s of |x_j^T y|, scale 2 s Delta_f / eps (pure DP; Qiao, Su & Zhang 2021)"
     dp_type = "pure"
     losses = ("least-squares",)
     reference = ("Qiao, Su & Zhang 2021 (one-shot top-k); Ding, Wang, Zhang & Kifer 2019 (pure-DP noisy "

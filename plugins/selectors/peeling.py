@@ -36,7 +36,7 @@ class Peeling(Selector):
     """Peeling exponential mechanism (one-shot Gumbel) on the marginal scores (pure eps-DP)."""
 
     name = "peeling"
-    summary = "peeling: s rounds of the exponential mechanism on |x_j^T y| (one-shot Gumbel; pure DP)"
+    summary = "peeling: s exponential-mechanism rounds on |x_j^T y| as one-shot Gumbel top-s (pure DP; Dwork, Su & Zhang 2021)"
     dp_type = "pure"
     losses = ("least-squares",)
     reference = ("Dwork, Su & Zhang 2021 (peeling); Durfee & Rogers 2019 (one-shot Gumbel, lemma 4.2); "

@@ -30,7 +30,7 @@ class PermuteAndFlip(Selector):
     """Permute-and-flip peeling on the marginal scores (pure eps-DP)."""
 
     name = "pnf"
-    summary = "permute-and-flip peeling: s rounds on |x_j^T y| with budget eps/s each (pure DP)"
+    summary = "permute-and-flip peeling: s rounds on |x_j^T y|, eps/s each (pure DP; McKenna & Sheldon 2020)"
     dp_type = "pure"
     losses = ("least-squares",)
     reference = ("McKenna & Sheldon 2020 (permute-and-flip, algorithm 1); Ding, Kifer, Steinke, Wang, Xiao & "
