@@ -36,6 +36,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..errors import UserInputError
+from ..problem import as_support
+from ..selector_contract import Selector
 from .exponential import check_epsilon
 from .sensitivity import correlation_sensitivity
 
@@ -583,3 +585,50 @@ def marginal_scores(trial) -> MarginalScores:
 def sorted_rows(ordered: np.ndarray) -> np.ndarray:
     """The drawn index sets as supports: each row sorted ascending, int64."""
     return np.sort(np.asarray(ordered, dtype=np.int64), axis=1)
+
+
+def set_log_prob(trial, support, law, max_p: int | None = None):
+    """:meth:`Selector.log_prob` of a top-k selector from a set law, with the contract's edge cases.
+
+    Parameters
+    ----------
+    trial : dpbench.trial.Trial
+    support : array_like of int
+        s distinct indices in any order.
+    law : callable
+        ``law(S)`` for S the sorted support (int64, shape (s,)) returns log P(S).
+    max_p : int, optional
+        Largest p for which the law is evaluated.
+
+    Returns
+    -------
+    float or None
+        None when the law is not evaluated for this trial (s > :data:`ORDERS_MAX_K` or
+        p > ``max_p``: the same answer for every support); ``-inf`` for a support of the wrong
+        size; otherwise ``law(S)``.
+    """
+    if trial.s > ORDERS_MAX_K or (max_p is not None and trial.p > max_p):
+        return None
+    S = as_support(support, trial.p)
+    if S.size != trial.s:
+        return -math.inf
+    return law(S)
+
+
+class MarginalTopK(Selector):
+    """Base of the selectors that run a private top-s on :func:`marginal_scores` (not registered).
+
+    Declares the shared parts: pure DP on clipped data, least squares, the preparation
+    :class:`MarginalScores` (epsilon-independent), and the check ``1 <= s < p``. A subclass
+    sets ``name``, ``summary``, ``reference`` and implements ``draw`` (and ``log_prob``).
+    """
+
+    dp_type = "pure"
+    losses = ("least-squares",)
+    prepared_type = MarginalScores
+
+    def check_setting(self, p, s):
+        check_k(p, s)
+
+    def prepare(self, trial, rng):
+        return marginal_scores(trial)

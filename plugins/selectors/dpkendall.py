@@ -31,16 +31,15 @@ Output law: the sum over the s! orders of the set of the product of the round pr
 """
 
 import itertools
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import logsumexp
 
-from dpbench import Draws, Selector, UserInputError, as_support, hookimpl
+from dpbench import Draws, Selector, UserInputError, hookimpl
 from dpbench.base import Memo
-from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.topk import ORDERS_MAX_K, check_k
+from dpbench.privacy.exponential import check_epsilon, gumbel_argmax
+from dpbench.privacy.topk import check_k, set_log_prob
 from dpbench.score.kendall import KendallRanks, concordance, kendall_ranks, strict_ranks
 
 #: Feature rows kept in the memo of a preparation (each p floats).
@@ -143,27 +142,26 @@ class DPKendall(Selector):
                     score = np.broadcast_to(prepared.label_scores, (b - a, p))
                 lw = eps_round * score / (2.0 * sens)
                 lw = np.where(taken, -np.inf, lw)
-                out[a:b, t] = np.argmax(lw + rng.gumbel(size=(b - a, p)), axis=1)  # Gumbel-max: one EM draw
+                out[a:b, t] = gumbel_argmax(rng, lw, axis=1)  # one exponential-mechanism draw per row
                 taken[idx, out[a:b, t]] = True
         return Draws(np.sort(out, axis=1), diagnostics={"sensitivity_first": self.sensitivity_first,
                                                         "sensitivity_later": self.sensitivity_later})
 
     def log_prob(self, trial, prepared, epsilon, support):
         """Exact log P(S): sum over the s! orders of the product of round probabilities (s <= 8)."""
-        if trial.s > ORDERS_MAX_K:
-            return None
-        S = as_support(support, trial.p)
-        if S.size != trial.s:
-            return -math.inf
         eps_round = check_epsilon(epsilon) / trial.s
-        terms = []
-        for order in itertools.permutations(S.tolist()):
-            total = 0.0
-            for t, j in enumerate(order):
-                lw = self._round_log_weights(prepared, list(order[:t]), eps_round)
-                total += lw[j] - logsumexp(lw)
-            terms.append(total)
-        return float(logsumexp(terms))
+
+        def law(S):
+            terms = []
+            for order in itertools.permutations(S.tolist()):
+                total = 0.0
+                for t, j in enumerate(order):
+                    lw = self._round_log_weights(prepared, list(order[:t]), eps_round)
+                    total += lw[j] - logsumexp(lw)
+                terms.append(total)
+            return float(logsumexp(terms))
+
+        return set_log_prob(trial, support, law)
 
 
 @hookimpl

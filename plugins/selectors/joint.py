@@ -22,16 +22,15 @@ Output law: the sum over the s! orders of the set of ``exp(eps u / (2 Delta_u)) 
 for s <= 8 and any p (:func:`dpbench.privacy.topk.joint_log_prob`).
 """
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpbench import Draws, Selector, as_support, hookimpl
+from dpbench import Draws, hookimpl
 from dpbench.base import EpsilonCache
 from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.topk import (ORDERS_MAX_K, check_k, joint_log_normaliser, joint_log_prob, joint_sample,
-                                  joint_table, marginal_scores, sorted_rows)
+from dpbench.privacy.topk import (MarginalTopK, joint_log_normaliser, joint_log_prob, joint_sample, joint_table,
+                                  marginal_scores, set_log_prob, sorted_rows)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,18 +68,13 @@ class JointPrepared:
         return {"order": self.order, "gaps": self.gaps, "a": self.a, "b": self.b, "log_count": self.log_count}
 
 
-class JointEM(Selector):
+class JointEM(MarginalTopK):
     """Joint exponential mechanism over sequences of s features (pure eps-DP)."""
 
     name = "joint"
     summary = "joint exponential mechanism over sequences of s features of |x_j^T y| (pure DP; Gillenwater et al. 2022)"
-    dp_type = "pure"
-    losses = ("least-squares",)
     reference = "Gillenwater, Joseph, Medina & Ribero Diaz 2022 (algorithm 1, lemma 3.7)"
     prepared_type = JointPrepared
-
-    def check_setting(self, p, s):
-        check_k(p, s)
 
     def prepare(self, trial, rng):
         base = marginal_scores(trial)
@@ -95,15 +89,9 @@ class JointEM(Selector):
 
     def log_prob(self, trial, prepared, epsilon, support):
         """Exact log P(S): the sum over the s! orders (None for s > 8)."""
-        if trial.s > ORDERS_MAX_K:
-            return None
-        S = as_support(support, trial.p)
-        if S.size != trial.s:
-            return -math.inf
-        eps = check_epsilon(epsilon)
-        log_z = prepared.log_z(eps, prepared.sensitivity,
-                               lambda: joint_log_normaliser(prepared.table(), eps, prepared.sensitivity))
-        return joint_log_prob(prepared.scores, prepared.table(), S, eps, prepared.sensitivity, log_z)
+        eps, sens, table = check_epsilon(epsilon), prepared.sensitivity, prepared.table()
+        log_z = prepared.log_z(eps, sens, lambda: joint_log_normaliser(table, eps, sens))
+        return set_log_prob(trial, support, lambda S: joint_log_prob(prepared.scores, table, S, eps, sens, log_z))
 
 
 @hookimpl

@@ -18,30 +18,19 @@ exponentials (:func:`dpbench.privacy.topk.laplace_top_k_log_prob`), evaluated fo
 (None beyond).
 """
 
-import math
-
-from dpbench import Draws, Selector, as_support, hookimpl
+from dpbench import Draws, hookimpl
 from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.topk import (LAPLACE_LAW_MAX_P, MarginalScores, check_k, laplace_top_k,
-                                  laplace_top_k_log_prob, marginal_scores, sorted_rows)
+from dpbench.privacy.topk import (LAPLACE_LAW_MAX_P, MarginalTopK, laplace_top_k, laplace_top_k_log_prob,
+                                  set_log_prob, sorted_rows)
 
 
-class LaplaceTopK(Selector):
+class LaplaceTopK(MarginalTopK):
     """One-shot Laplace noisy top-s on the marginal scores (pure eps-DP)."""
 
     name = "laplace-topk"
     summary = "one-shot Laplace noisy top-s of |x_j^T y|, scale 2 s Delta_f / eps (pure DP; Qiao, Su & Zhang 2021)"
-    dp_type = "pure"
-    losses = ("least-squares",)
     reference = ("Qiao, Su & Zhang 2021 (one-shot top-k); Ding, Wang, Zhang & Kifer 2019 (pure-DP noisy "
                  "top-k calibration)")
-    prepared_type = MarginalScores
-
-    def check_setting(self, p, s):
-        check_k(p, s)
-
-    def prepare(self, trial, rng):
-        return marginal_scores(trial)
 
     def _scale(self, trial, prepared, epsilon):
         return 2.0 * trial.s * prepared.sensitivity / check_epsilon(epsilon)
@@ -53,12 +42,9 @@ class LaplaceTopK(Selector):
 
     def log_prob(self, trial, prepared, epsilon, support):
         """Exact log P(S) for p <= 12 (closed-form piecewise integrals); None otherwise."""
-        if trial.p > LAPLACE_LAW_MAX_P:
-            return None
-        S = as_support(support, trial.p)
-        if S.size != trial.s:
-            return -math.inf
-        return laplace_top_k_log_prob(prepared.scores, S, self._scale(trial, prepared, epsilon))
+        scale = self._scale(trial, prepared, epsilon)
+        return set_log_prob(trial, support, lambda S: laplace_top_k_log_prob(prepared.scores, S, scale),
+                            LAPLACE_LAW_MAX_P)
 
 
 @hookimpl

@@ -22,32 +22,18 @@ Output law: ``P(S) = sum over the s! orders of S of prod_t w_{j_t} / sum_{i not 
 exponential mechanism over features when s = 1.
 """
 
-import math
-
-import numpy as np
-
-from dpbench import Draws, Selector, as_support, hookimpl
+from dpbench import Draws, hookimpl
 from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.topk import (ORDERS_MAX_K, MarginalScores, check_k, gumbel_top_k, marginal_scores,
-                                  peeling_log_prob, sorted_rows)
+from dpbench.privacy.topk import MarginalTopK, gumbel_top_k, peeling_log_prob, set_log_prob, sorted_rows
 
 
-class Peeling(Selector):
+class Peeling(MarginalTopK):
     """Peeling exponential mechanism (one-shot Gumbel) on the marginal scores (pure eps-DP)."""
 
     name = "peeling"
     summary = "peeling: s exponential-mechanism rounds on |x_j^T y| as one-shot Gumbel top-s (pure DP; Dwork, Su & Zhang 2021)"
-    dp_type = "pure"
-    losses = ("least-squares",)
     reference = ("Dwork, Su & Zhang 2021 (peeling); Durfee & Rogers 2019 (one-shot Gumbel, lemma 4.2); "
                  "McSherry & Talwar 2007")
-    prepared_type = MarginalScores
-
-    def check_setting(self, p, s):
-        check_k(p, s)
-
-    def prepare(self, trial, rng):
-        return marginal_scores(trial)
 
     def _log_weights(self, trial, prepared, epsilon):
         eps_round = check_epsilon(epsilon) / trial.s
@@ -62,12 +48,8 @@ class Peeling(Selector):
 
     def log_prob(self, trial, prepared, epsilon, support):
         """Exact log P(S): the sum over the s! orders of S (None for s > 8)."""
-        if trial.s > ORDERS_MAX_K:
-            return None
-        S = as_support(support, trial.p)
-        if S.size != trial.s:
-            return -math.inf
-        return peeling_log_prob(self._log_weights(trial, prepared, epsilon), S)
+        lw = self._log_weights(trial, prepared, epsilon)
+        return set_log_prob(trial, support, lambda S: peeling_log_prob(lw, S))
 
 
 @hookimpl

@@ -19,29 +19,18 @@ probabilities a (:func:`dpbench.privacy.topk.pnf_peeling_log_prob`), summed over
 of the set; evaluated exactly for p <= 400 and s <= 8, None beyond.
 """
 
-import math
-
-from dpbench import Draws, Selector, as_support, hookimpl
-from dpbench.privacy.topk import (ORDERS_MAX_K, PNF_LAW_MAX_P, MarginalScores, check_k, exponential_noise_peeling,
-                                  marginal_scores, pnf_peeling_log_prob, scale_for, sorted_rows)
+from dpbench import Draws, hookimpl
+from dpbench.privacy.topk import (PNF_LAW_MAX_P, MarginalTopK, exponential_noise_peeling, pnf_peeling_log_prob,
+                                  scale_for, set_log_prob, sorted_rows)
 
 
-class PermuteAndFlip(Selector):
+class PermuteAndFlip(MarginalTopK):
     """Permute-and-flip peeling on the marginal scores (pure eps-DP)."""
 
     name = "pnf"
     summary = "permute-and-flip peeling: s rounds on |x_j^T y|, eps/s each (pure DP; McKenna & Sheldon 2020)"
-    dp_type = "pure"
-    losses = ("least-squares",)
     reference = ("McKenna & Sheldon 2020 (permute-and-flip, algorithm 1); Ding, Kifer, Steinke, Wang, Xiao & "
                  "Zhang 2021 (exponential-noise form, theorem 1)")
-    prepared_type = MarginalScores
-
-    def check_setting(self, p, s):
-        check_k(p, s)
-
-    def prepare(self, trial, rng):
-        return marginal_scores(trial)
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         scale = scale_for(epsilon, prepared.sensitivity, trial.s)
@@ -50,12 +39,8 @@ class PermuteAndFlip(Selector):
 
     def log_prob(self, trial, prepared, epsilon, support):
         """Exact log P(S) for p <= 400 and s <= 8; None otherwise."""
-        if trial.p > PNF_LAW_MAX_P or trial.s > ORDERS_MAX_K:
-            return None
-        S = as_support(support, trial.p)
-        if S.size != trial.s:
-            return -math.inf
-        return pnf_peeling_log_prob(prepared.scores, S, scale_for(epsilon, prepared.sensitivity, trial.s))
+        scale = scale_for(epsilon, prepared.sensitivity, trial.s)
+        return set_log_prob(trial, support, lambda S: pnf_peeling_log_prob(prepared.scores, S, scale), PNF_LAW_MAX_P)
 
 
 @hookimpl
