@@ -12,6 +12,8 @@ the NeurIPS 2025 protocol (rho = 0.1, SNR = 5, b_x = b_y = 0.5):
 medians next to the targets.
 """
 
+import time
+
 import numpy as np
 
 try:  # as a module of the asv suite (package ``benchmarks``) or as a script
@@ -82,19 +84,6 @@ class DPKendallDraw:
         self.sel.prepare(self.trial, self.rng)
 
 
-def _cpu_seconds(fn, repeat):
-    """Median process CPU seconds of ``repeat`` calls (less sensitive to other processes' load)."""
-    import statistics
-    import time
-
-    times = []
-    for _ in range(repeat):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return statistics.median(times)
-
-
 if __name__ == "__main__":
     rows = []
     for method in TOPK:
@@ -105,7 +94,8 @@ if __name__ == "__main__":
     k = DPKendallDraw()
     k.setup()
     rows.append(("dpkendall draw (cold)", median_seconds(k.time_draw_cold, 5), TARGETS["dpkendall"]))
-    rows.append(("dpkendall draw, CPU time", _cpu_seconds(k.time_draw_cold, 5), TARGETS["dpkendall"]))
+    rows.append(("dpkendall draw, CPU time", median_seconds(k.time_draw_cold, 5, time.process_time),
+                 TARGETS["dpkendall"]))
     rows.append(("dpkendall prepare", median_seconds(k.time_prepare, 3), None))
     print(f"{'benchmark':26s} {'median':>11s} {'target':>9s}")
     for name, sec, target in rows:

@@ -355,7 +355,7 @@ def laplace_top_k_log_prob(scores, subset, scale: float) -> float:
                 a_i, b_i = -sgn * c[i] + math.log(0.5), sgn
                 if i == j:  # density f_j(t) = 1/2 e^{-|t - c_j|}
                     alpha0, beta0 = alpha0 + a_i, beta0 + b_i
-                elif inside[i]:  # tail 1 - F_i(t): pure if t < c_i... (1 - 1/2 e^{t-c}) else 1/2 e^{-(t-c)}
+                elif inside[i]:  # tail 1 - F_i(t): 1 - 1/2 e^{t - c} left of c_i, 1/2 e^{-(t - c)} right of it
                     if right:
                         mixed.append((a_i, b_i))
                     else:
