@@ -59,7 +59,7 @@ def brute_scores(X, y):
 
 
 def literal_dpkendall(rng, label, pair, s, eps, sens=(2.0, 4.0)):
-    """Algorithm 2 of Dick et al. 2023, round by round with rng.choice (no Gumbel trick)."""
+    """DPKendall of Dick et al. 2023, round by round with rng.choice (no Gumbel trick)."""
     p = label.size
     chosen = []
     for t in range(s):

@@ -74,7 +74,7 @@ def test_peeling_law_matches_a_literal_sequential_exponential_mechanism():
 
 
 def literal_permute_and_flip(rng, q, scale, k):
-    """McKenna & Sheldon 2020, algorithm 1, peeled k times: permute, flip coins exp((q - q*)/scale)."""
+    """McKenna & Sheldon 2020, peeled k times: permute, flip coins exp((q - q*)/scale)."""
     left, out = list(range(q.size)), []
     for _ in range(k):
         qmax = max(q[left])

@@ -102,7 +102,7 @@ def gumbel_top_k(rng: np.random.Generator, log_weights, k: int, n_draws: int = 1
 
     Adding i.i.d. standard Gumbel noise to ``log_weights`` and keeping the k largest gives the
     same ordered output law as k successive draws ``P(j) ∝ exp(log_weights[j])`` from the
-    items not yet drawn (Durfee & Rogers 2019, lemma 4.2; the Gumbel-max trick applied k times).
+    items not yet drawn (Durfee & Rogers 2019; the Gumbel-max trick applied k times).
 
     Parameters
     ----------
@@ -181,8 +181,8 @@ def exponential_noise_peeling(rng: np.random.Generator, scores, k: int, scale: f
 
     Round t returns ``argmax_{j not yet drawn} f_j + E_j`` with fresh ``E_j ~ Exp(scale)``;
     one round has exactly the law of permute-and-flip with flip probabilities
-    ``exp((f_j - max f) / scale)`` (McKenna & Sheldon 2020, algorithm 1; the equivalence is
-    theorem 1 of Ding, Kifer, Steinke, Wang, Xiao & Zhang 2021). With ``scale = 2 Delta_f / eps'``
+    ``exp((f_j - max f) / scale)`` (McKenna & Sheldon 2020; the equivalence is
+    shown by Ding, Kifer, Steinke, Wang, Xiao & Zhang 2021). With ``scale = 2 Delta_f / eps'``
     a round is eps'-DP.
 
     Parameters
@@ -221,7 +221,7 @@ def _pnf_round_log_probs(q: np.ndarray, scale: float, which: np.ndarray) -> np.n
     coin is the first head in a uniformly random order, so
     ``P(r) = a_r * sum_{T ⊆ others} |T|! (m - 1 - |T|)! / m! * prod_{j in T} (1 - a_j)
     = a_r * int_0^1 prod_{j != r} (1 - t a_j) dt`` (the Beta integral of
-    ``t^|T| (1 - t)^(m-1-|T|)``; McKenna & Sheldon 2020, section 3). The integrand is a
+    ``t^|T| (1 - t)^(m-1-|T|)``; derived here from the algorithm of McKenna & Sheldon 2020). The integrand is a
     polynomial of degree m - 1 with positive factors, integrated exactly by Gauss-Legendre
     quadrature on ceil(m/2) nodes, in log space.
     """
@@ -403,7 +403,7 @@ def laplace_top_k_log_prob(scores, subset, scale: float) -> float:
 def joint_table(scores, k: int):
     """The epsilon-independent table of the joint exponential mechanism for top-k.
 
-    Gillenwater, Joseph, Medina & Ribero Diaz 2022 (algorithm 1, lemma 3.7). With the scores
+    Gillenwater, Joseph, Medina & Ribero Diaz 2022 (lemma 3.7). With the scores
     sorted decreasingly, ``g_1 >= ... >= g_p``, a sequence ``(s_1..s_k)`` of distinct items has
     utility ``u = -max_i (g_i - f_{s_i})`` (its worst shortfall against the true i-th score).
     Its possible values are ``-v`` for ``v`` among the gaps ``g_i - g_r >= 0``. A sequence with
@@ -473,7 +473,7 @@ def joint_sample(rng: np.random.Generator, table, epsilon: float, sensitivity: f
 
     Draws a cell (v, i*) with probability proportional to ``N(v, i*) exp(-eps v / (2 Delta_u))``
     (:func:`joint_table`), then a uniform sequence in it, position by position: a uniform
-    unused item from the allowed prefix (Gillenwater et al. 2022, algorithm 1, last step).
+    unused item from the allowed prefix (Gillenwater et al. 2022).
 
     Parameters
     ----------

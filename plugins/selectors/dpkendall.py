@@ -1,6 +1,6 @@
 """Selector ``dpkendall``: Kendall-tau feature scores with greedy decorrelation, by peeling.
 
-DPKendall (Dick, Gillenwater, Joseph & Medina 2023, algorithm 2). With
+DPKendall (Dick, Gillenwater, Joseph & Medina 2023). With
 ``c_j = (n / 2) |tau(x_j, y)|`` and the features ``j_1 .. j_{t-1}`` chosen so far, round
 t = 1..s draws one feature j not yet chosen by the exponential mechanism with budget eps/s on
 
@@ -76,7 +76,7 @@ class DPKendall(Selector):
     dp_type = "pure"
     preprocessing = "none"
     losses = ("least-squares",)
-    reference = ("Dick, Gillenwater, Joseph & Medina 2023 (DPKendall, algorithm 2); Kendall's tau-a; "
+    reference = ("Dick, Gillenwater, Joseph & Medina 2023 (DPKendall); Kendall's tau-a; "
                  "Knight 1966 (merge-sort count)")
     prepared_type = DPKendallPrepared
     #: Sensitivities of the round scores under replace-one, in units of (n / 2) tau (module docstring).

@@ -1,7 +1,7 @@
 """Selector ``joint``: the joint exponential mechanism for top-s (Gillenwater et al. 2022).
 
 One exponential mechanism over all p!/(p-s)! *sequences* of s distinct features (Gillenwater,
-Joseph, Medina & Ribero Diaz 2022, algorithm 1). With the scores ``f_j = |x_j^T y|`` sorted
+Joseph, Medina & Ribero Diaz 2022). With the scores ``f_j = |x_j^T y|`` sorted
 decreasingly, ``g_1 >= ... >= g_p``, a sequence has utility
 
     u(s_1..s_s) = - max_i (g_i - f_{s_i}),      P(sequence) ∝ exp( eps u / (2 Delta_u) ),
@@ -73,7 +73,7 @@ class JointEM(MarginalTopK):
 
     name = "joint"
     summary = "joint exponential mechanism over sequences of s features of |x_j^T y| (pure DP; Gillenwater et al. 2022)"
-    reference = "Gillenwater, Joseph, Medina & Ribero Diaz 2022 (algorithm 1, lemma 3.7)"
+    reference = "Gillenwater, Joseph, Medina & Ribero Diaz 2022 (lemma 3.7: sequence counts)"
     prepared_type = JointPrepared
 
     def prepare(self, trial, rng):

@@ -7,7 +7,7 @@ in round t = 1..s, draw one feature j not yet chosen with
 
 and remove it. Each round is (eps/s)-DP, so the s rounds are eps-DP by basic composition
 (pure DP). Adding i.i.d. Gumbel noise of scale ``2 s Delta_f / eps`` to f once and keeping the
-s largest has exactly the same law (Durfee & Rogers 2019, lemma 4.2); that is how ``draw``
+s largest has exactly the same law (Durfee & Rogers 2019); that is how ``draw``
 samples.
 
 Sensitivity under replace-one: ``Delta_f = 2 b_x b_y`` per coordinate (a replaced row changes
@@ -32,7 +32,7 @@ class Peeling(MarginalTopK):
 
     name = "peeling"
     summary = "peeling: s exponential-mechanism rounds on |x_j^T y| as one-shot Gumbel top-s (pure DP; Dwork, Su & Zhang 2021)"
-    reference = ("Dwork, Su & Zhang 2021 (peeling); Durfee & Rogers 2019 (one-shot Gumbel, lemma 4.2); "
+    reference = ("Dwork, Su & Zhang 2021 (peeling); Durfee & Rogers 2019 (one-shot Gumbel); "
                  "McSherry & Talwar 2007")
 
     def _log_weights(self, trial, prepared, epsilon):

@@ -1,12 +1,12 @@
 """Selector ``pnf``: permute-and-flip peeling on |x_j^T y| (McKenna & Sheldon 2020).
 
 Round t = 1..s runs permute-and-flip with budget eps/s over the features not yet chosen
-(McKenna & Sheldon 2020, algorithm 1): with ``q* = max f`` over them, visit them in a uniformly
+(McKenna & Sheldon 2020): with ``q* = max f`` over them, visit them in a uniformly
 random order and return the first j whose coin with probability
 ``exp( (eps / s) (f_j - q*) / (2 Delta_f) )`` comes up heads. Each round is (eps/s)-DP (theorem
 1 of the source), the s rounds eps-DP by basic composition: pure DP. A round is sampled as
 report-noisy-max with exponential noise of mean ``2 s Delta_f / eps``, which has exactly the
-same law (Ding, Kifer, Steinke, Wang, Xiao & Zhang 2021, theorem 1) -- the implementation the
+same law (Ding, Kifer, Steinke, Wang, Xiao & Zhang 2021) -- the implementation the
 source's reference code uses too.
 
 Sensitivity under replace-one: ``Delta_f = 2 b_x b_y`` per coordinate, scores not monotone,
@@ -29,8 +29,8 @@ class PermuteAndFlip(MarginalTopK):
 
     name = "pnf"
     summary = "permute-and-flip peeling: s rounds on |x_j^T y|, eps/s each (pure DP; McKenna & Sheldon 2020)"
-    reference = ("McKenna & Sheldon 2020 (permute-and-flip, algorithm 1); Ding, Kifer, Steinke, Wang, Xiao & "
-                 "Zhang 2021 (exponential-noise form, theorem 1)")
+    reference = ("McKenna & Sheldon 2020 (permute-and-flip); Ding, Kifer, Steinke, Wang, Xiao & "
+                 "Zhang 2021 (exponential-noise form)")
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         scale = scale_for(epsilon, prepared.sensitivity, trial.s)
