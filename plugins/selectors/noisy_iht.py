@@ -160,7 +160,9 @@ class NoisyIHT(Selector):
                  "regression; NoisyHT / peeling, Algorithm 1; Lemma 3.3); accounting by dp-accounting")
     prepared_type = NoisyIHTPrepared
     params = {
-        "iterations": Param(100, "number T of noisy IHT iterations", int, interval=(1, 100_000, "both")),
+        "iterations": Param(10, "number T of noisy IHT iterations (Cai et al. take T of order log n; the budget "
+                                "is split over T s peeling rounds, so a large T costs utility)",
+                            int, interval=(1, 100_000, "both")),
         "step": Param(0.5, "gradient step eta in units of 1 / b_x^2 (eta = step / b_x^2; data independent)",
                       float, interval=(0.0, math.inf, "neither")),
         "accountant": Param("rdp", "accountant calibrating the noise: 'rdp' (Renyi DP) or 'pld' (privacy loss "
