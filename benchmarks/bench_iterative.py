@@ -79,20 +79,9 @@ class TimeIterative:
         self._calibrate(fw_template(100))
 
 
-def _cpu_median(fn, repeat):
-    import statistics
-    import time
-
-    out = []
-    for _ in range(repeat):
-        t = time.process_time()
-        fn()
-        out.append(time.process_time() - t)
-    return statistics.median(out)
-
-
 if __name__ == "__main__":
     import os
+    import time
 
     b = TimeIterative()
     b.setup()
@@ -101,7 +90,7 @@ if __name__ == "__main__":
     for name, repeat in (("time_noisy_iht_draw", 7), ("time_fw_lasso_draw", 7), ("time_noisy_iht_calibration", 3),
                          ("time_fw_lasso_calibration", 3)):
         fn = getattr(b, name)
-        wall, cpu = median_seconds(fn, repeat), _cpu_median(fn, repeat)
+        wall, cpu = median_seconds(fn, repeat), median_seconds(fn, repeat, time.process_time)
         target = TARGETS[name]
         verdict = "" if target is None else ("ok" if wall <= target else "SLOWER THAN TARGET (wall)")
         tgt = "-" if target is None else f"{target:.1f} s"

@@ -46,8 +46,6 @@ batched over the draws).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from dpbench import Draws, Param, Selector, hookimpl
@@ -55,10 +53,7 @@ from dpbench.base import Diagnostic
 from dpbench.privacy.accounting import ACCOUNTANTS, accounting_diagnostics, calibrate
 from dpbench.privacy.exponential import check_epsilon
 from dpbench.privacy.sensitivity import gradient_sensitivity
-
-#: Largest p for which ``prepare`` stores the p x p Gram matrix (8 MB at p = 1000).
-GRAM_MAX = 1000
-
+from dpbench.score.gram import GRAM_MAX, GramProducts, gram_products
 
 def fw_template(iterations: int) -> tuple:
     """The run's steps in units of sigma = 1 / epsilon_0: T exponential-mechanism steps."""
@@ -102,22 +97,6 @@ def exponential_vertex(rng: np.random.Generator, grad: np.ndarray, radius: float
     return k % p, np.where(k < p, 1.0, -1.0)
 
 
-@dataclass(frozen=True, eq=False)
-class FWLassoPrepared:
-    """The epsilon-independent preparation of ``fw-lasso`` for one trial.
-
-    Attributes
-    ----------
-    xty : ndarray of shape (p,), float64
-        ``X^T y / n``.
-    gram : ndarray of shape (p, p) or (0, 0), float64
-        ``X^T X / n`` when p <= :data:`GRAM_MAX`, else empty.
-    """
-
-    xty: np.ndarray
-    gram: np.ndarray
-
-
 class FWLasso(Selector):
     """Private Frank-Wolfe Lasso: exponential mechanism over the l1-ball vertices, T steps ((ε, δ)-DP)."""
 
@@ -128,7 +107,7 @@ class FWLasso(Selector):
     losses = ("least-squares",)
     reference = ("Talwar, Thakurta & Zhang 2015, NeurIPS, 'Nearly optimal private LASSO' (Algorithm 2, "
                  "polytope Frank-Wolfe); exponential mechanism; accounting by dp-accounting")
-    prepared_type = FWLassoPrepared
+    prepared_type = GramProducts
     params = {
         "iterations": Param(100, "number T of Frank-Wolfe steps", int, interval=(1, 100_000, "both")),
         "radius": Param(0.0, "l1 radius c of the constraint set; 0 means r * sqrt(s)", float,
@@ -147,11 +126,7 @@ class FWLasso(Selector):
         return self.config["radius"] or trial.r * math.sqrt(trial.s)
 
     def prepare(self, trial, rng):
-        X = np.asarray(trial.problem.X, dtype=np.float64)
-        y = np.asarray(trial.problem.y, dtype=np.float64)
-        xty = X.T @ y / trial.n
-        gram = X.T @ X / trial.n if trial.p <= GRAM_MAX else np.empty((0, 0))
-        return FWLassoPrepared(xty, gram)
+        return gram_products(trial.problem.X, trial.problem.y, GRAM_MAX)
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         eps = check_epsilon(epsilon)

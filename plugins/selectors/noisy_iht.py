@@ -44,8 +44,6 @@ product with X per iteration (O(n p) per draw, all draws batched).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from dpbench import Draws, Param, Selector, hookimpl
@@ -53,10 +51,7 @@ from dpbench.base import Diagnostic
 from dpbench.privacy.accounting import ACCOUNTANTS, accounting_diagnostics, calibrate
 from dpbench.privacy.exponential import check_epsilon
 from dpbench.privacy.sensitivity import gradient_sensitivity
-
-#: Largest p for which ``prepare`` stores the p x p Gram matrix (8 MB at p = 1000).
-GRAM_MAX = 1000
-
+from dpbench.score.gram import GRAM_MAX, GramProducts, gram_products
 
 def iht_template(iterations: int, s: int) -> tuple:
     """The run's steps in units of the noise multiplier sigma = b / lambda (accounting template).
@@ -106,29 +101,13 @@ def project_l2(values: np.ndarray, radius: float) -> np.ndarray:
     return values * np.minimum(1.0, radius / np.maximum(norm, np.finfo(float).tiny))
 
 
-@dataclass(frozen=True, eq=False)
-class NoisyIHTPrepared:
-    """The epsilon-independent preparation of ``noisy-iht`` for one trial.
-
-    Attributes
-    ----------
-    xty : ndarray of shape (p,), float64
-        ``X^T y / n`` on the clipped data.
-    gram : ndarray of shape (p, p) or (0, 0), float64
-        ``X^T X / n`` when p <= :data:`GRAM_MAX`, else empty (the draw multiplies by X).
-    """
-
-    xty: np.ndarray
-    gram: np.ndarray
-
-
-def gradient(trial, prepared: NoisyIHTPrepared, support: np.ndarray, values: np.ndarray) -> np.ndarray:
+def gradient(trial, prepared: GramProducts, support: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Least-squares gradient ``(1/n) X^T (X beta - y)`` at s-sparse iterates, one per draw.
 
     Parameters
     ----------
     trial : Trial
-    prepared : NoisyIHTPrepared
+    prepared : GramProducts
     support : ndarray of shape (B, k), int64
         Non-zero positions of each beta (k = 0 for beta = 0).
     values : ndarray of shape (B, k), float64
@@ -158,7 +137,7 @@ class NoisyIHT(Selector):
     losses = ("least-squares",)
     reference = ("Cai, Wang & Zhang 2021, Ann. Statist. 49(5), 'The cost of privacy' (noisy IHT for linear "
                  "regression; NoisyHT / peeling, Algorithm 1; Lemma 3.3); accounting by dp-accounting")
-    prepared_type = NoisyIHTPrepared
+    prepared_type = GramProducts
     params = {
         "iterations": Param(10, "number T of noisy IHT iterations (Cai et al. take T of order log n; the budget "
                                 "is split over T s peeling rounds, so a large T costs utility)",
@@ -175,11 +154,7 @@ class NoisyIHT(Selector):
     }
 
     def prepare(self, trial, rng):
-        X = np.asarray(trial.problem.X, dtype=np.float64)
-        y = np.asarray(trial.problem.y, dtype=np.float64)
-        xty = X.T @ y / trial.n
-        gram = X.T @ X / trial.n if trial.p <= GRAM_MAX else np.empty((0, 0))
-        return NoisyIHTPrepared(xty, gram)
+        return gram_products(trial.problem.X, trial.problem.y, GRAM_MAX)
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         eps = check_epsilon(epsilon)
