@@ -17,7 +17,7 @@ Differences from the paper, and why
 -----------------------------------
 * Step (1): Algorithm 2 draws the vertex by report-noisy-min with Laplace noise of scale
   ``L_1 ||C||_1 sqrt(8 T log(1/delta)) / (n epsilon)`` on <v, g>; here it is the exponential
-  mechanism on the same utility -<v, g> (the Gumbel-noise twin of report-noisy-min), as issue
+  mechanism on the same utility -<v, g> (report-noisy-min with Gumbel noise has its law), as issue
   26 specifies: epsilon_0-DP per step like the Laplace version, and epsilon_0-bounded-range,
   which the RDP accountant turns into (epsilon_0^2 / 8)-zCDP (Cesar & Rogers 2021) -- about
   half the noise of the paper's advanced-composition constant at the same (epsilon, delta).
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 import numpy as np
+from scipy.special import expit
 
 from dpbench import Draws, Param, Selector, hookimpl
 from dpbench.base import Diagnostic
@@ -67,10 +68,14 @@ def fw_step_sizes(iterations: int) -> np.ndarray:
 
 def exponential_vertex(rng: np.random.Generator, grad: np.ndarray, radius: float, epsilon0: float,
                        sensitivity: float) -> tuple[np.ndarray, np.ndarray]:
-    """Step (1): one exponential-mechanism draw of an l1-ball vertex per row, by Gumbel-max.
+    """Step (1): one exponential-mechanism draw of an l1-ball vertex per row.
 
-    argmax over the 2p vertices of ``-epsilon_0 <v, g> / (2 Delta_u) + Gumbel`` has the law
-    ``P(v) ∝ exp(-epsilon_0 <v, g> / (2 Delta_u))`` (Gumbel-max trick; McSherry & Talwar 2007).
+    ``P(sign c e_j) ∝ exp(-epsilon_0 sign c g_j / (2 Delta_u))`` (McSherry & Talwar 2007) is
+    sampled in two exact stages: the coordinate j with probability proportional to the pair's
+    mass ``exp(a g_j) + exp(-a g_j)`` (a = epsilon_0 c / (2 Delta_u)), by inversion of its
+    cumulative sum with one uniform; then the sign, ``+`` with probability
+    ``exp(-a g_j) / (exp(a g_j) + exp(-a g_j)) = 1 / (1 + exp(2 a g_j))``. In log space
+    relative to the row's largest ``|a g_j|``, so nothing overflows.
 
     Parameters
     ----------
@@ -90,11 +95,17 @@ def exponential_vertex(rng: np.random.Generator, grad: np.ndarray, radius: float
         +1 or -1.
     """
     B, p = grad.shape
-    a = epsilon0 * radius / (2.0 * sensitivity)
-    logits = np.concatenate([-a * grad, a * grad], axis=1)  # vertex +c e_j, then -c e_j
-    logits += rng.gumbel(size=(B, 2 * p))
-    k = np.argmax(logits, axis=1)
-    return k % p, np.where(k < p, 1.0, -1.0)
+    u = (epsilon0 * radius / (2.0 * sensitivity)) * grad
+    m = np.abs(u)
+    top = m.max(axis=1, keepdims=True)
+    # pair mass relative to exp(top): exp(|u| - top) (1 + exp(-2|u|))
+    mass = np.exp(m - top) * (1.0 + np.exp(-2.0 * m))
+    cdf = np.cumsum(mass, axis=1)
+    threshold = rng.random((B, 1)) * cdf[:, -1:]
+    j = np.minimum(np.count_nonzero(cdf <= threshold, axis=1), p - 1)
+    uj = u[np.arange(B), j]
+    plus = rng.random(B) < expit(-2.0 * uj)  # P(+) = 1 / (1 + exp(2 u_j))
+    return j.astype(np.int64), np.where(plus, 1.0, -1.0)
 
 
 class FWLasso(Selector):
