@@ -56,6 +56,7 @@ from dpbench.privacy.exponential import check_epsilon
 from dpbench.privacy.sensitivity import gradient_sensitivity
 from dpbench.score.gram import GRAM_MAX, GramProducts, gram_products
 
+
 def fw_template(iterations: int) -> tuple:
     """The run's steps in units of sigma = 1 / epsilon_0: T exponential-mechanism steps."""
     return (("exponential", iterations, 1.0),)

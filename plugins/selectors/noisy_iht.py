@@ -53,6 +53,7 @@ from dpbench.privacy.exponential import check_epsilon
 from dpbench.privacy.sensitivity import gradient_sensitivity
 from dpbench.score.gram import GRAM_MAX, GramProducts, gram_products
 
+
 def iht_template(iterations: int, s: int) -> tuple:
     """The run's steps in units of the noise multiplier sigma = b / lambda (accounting template).
 
