@@ -142,7 +142,8 @@ def estimation_fields(name: str, fraction: float, params: dict, trial, draws, ro
     dict
         ``estimate``, ``estimate_fraction``, ``epsilon_select``, ``epsilon_estimate``,
         ``utility_loss``, ``test_mse``, ``test_accuracy``, the composed ``guarantee``, the
-        ``diagnostics`` with the estimator's, and ``status`` "uncertified" if the estimate is.
+        ``diagnostics`` with the estimator's and ``composition`` (``"basic composition"`` or
+        the accountant's label), and ``status`` "uncertified" if the estimate is.
     """
     eps_sel, eps_est = split_budget(epsilon, fraction)
     estimator = registry().estimator(name)(**params)
