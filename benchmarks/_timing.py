@@ -5,7 +5,8 @@ import time
 
 
 def median_seconds(fn, repeat: int = 7, clock=time.perf_counter) -> float:
-    """Median seconds of ``repeat`` calls of ``fn()`` by ``clock`` (wall clock; ``time.process_time``: CPU)."""
+    """Median seconds of ``repeat`` calls of ``fn()`` by ``clock`` (wall clock by default;
+    ``time.process_time`` gives CPU seconds, less sensitive to other processes' load)."""
     times = []
     for _ in range(repeat):
         t = clock()
