@@ -157,7 +157,9 @@ def dpbench_estimators():
     support a selector released, under its own budget epsilon_2 (``--estimate NAME
     --estimate-fraction f``: the run's epsilon splits into (1 - f) epsilon for the selection
     and f epsilon for the estimate; the row's guarantee is their basic composition, see
-    :func:`dpbench.estimation_contract.composed_guarantee`).
+    :func:`dpbench.estimation_contract.composed_guarantee`, or, for a selection calibrated by an
+    accountant, that accountant's composition when tighter,
+    :func:`dpbench.privacy.accounting.compose_with_pure`).
 
     Returns
     -------

@@ -252,7 +252,8 @@ FOOTNOTE = ("trials: k/N when the row holds k of the setting's N trials (the gua
 
 ESTIMATION_NOTE = (" · with --estimate: ε is the budget of the pair (support, coefficients), split into "
                    "ε_select = (1 − f) ε for the selection (recovery, F1 and P(exact) are at ε_select) and "
-                   "ε_estimate = f ε for the estimate; the guarantee is their basic composition; rows are the 70 % "
+                   "ε_estimate = f ε for the estimate; the guarantee is their basic composition, or the selection's own "
+                   "accountant's composition when tighter (diagnostic composition); rows are the 70 % "
                    "training part of each trial (n) · utility loss: the estimate's objective minus the certified "
                    "best-subset optimum on the training rows (least squares: divided by 2n) · test MSE / test acc.: "
                    "on the 30 % held-out rows, unclipped; all three are means over draws and trials")

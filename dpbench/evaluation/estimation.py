@@ -5,7 +5,11 @@ Layer 5. A run with ``--estimate NAME --estimate-fraction f`` (``RunConfig.estim
 * every epsilon of the run is the budget of the *pair* (support, coefficients): the selection
   gets ``epsilon_select = (1 - f) epsilon``, the estimator ``epsilon_estimate = f epsilon``
   (:func:`split_budget`), and the row's guarantee is their basic composition
-  (:func:`dpbench.estimation_contract.composed_guarantee`);
+  (:func:`dpbench.estimation_contract.composed_guarantee`), or, for a selection whose steps an
+  accountant calibrated (diagnostics ``accountant`` and ``dp_steps``), the same accountant's
+  composition of those steps with the estimate when that is tighter
+  (:func:`dpbench.privacy.accounting.compose_with_pure`); the row's ``composition``
+  diagnostic says which;
 * each trial's rows are split once, 70/30, into training and held-out rows (:func:`split_rows`;
   the permutation comes from the stream ``(seed, "split", setting, trial)``, so every method and
   every epsilon of a trial sees the same split); the selection and the estimate see only the
@@ -31,6 +35,7 @@ import dataclasses
 import numpy as np
 
 from ..estimation_contract import composed_guarantee
+from ..privacy.accounting import accountant_of, compose_with_pure, steps_from_json
 from ..plugin_manager import registry
 from ..problem import Problem
 
@@ -137,7 +142,8 @@ def estimation_fields(name: str, fraction: float, params: dict, trial, draws, ro
     dict
         ``estimate``, ``estimate_fraction``, ``epsilon_select``, ``epsilon_estimate``,
         ``utility_loss``, ``test_mse``, ``test_accuracy``, the composed ``guarantee``, the
-        ``diagnostics`` with the estimator's, and ``status`` "uncertified" if the estimate is.
+        ``diagnostics`` with the estimator's and ``composition`` (``"basic composition"`` or
+        the accountant's label), and ``status`` "uncertified" if the estimate is.
     """
     eps_sel, eps_est = split_budget(epsilon, fraction)
     estimator = registry().estimator(name)(**params)
@@ -149,9 +155,17 @@ def estimation_fields(name: str, fraction: float, params: dict, trial, draws, ro
     out.update(metrics)
     # a row the runner found uncertified (e.g. an uncertified hinge score) has no guarantee either way
     certified = draws.certified and row["status"] == "ok"
-    out["guarantee"] = composed_guarantee(dataclasses.replace(draws, certified=certified), row["dp_type"], eps_sel,
-                                          est, estimator.dp_type, eps_est)
+    draws = dataclasses.replace(draws, certified=certified)
+    out["guarantee"] = composed_guarantee(draws, row["dp_type"], eps_sel, est, estimator.dp_type, eps_est)
+    composition = "basic composition"
+    accountant = accountant_of((draws.diagnostics or {}).get("accountant", ""))
+    if (accountant and not out["guarantee"].startswith("none") and estimator.dp_type == "pure"
+            and est.delta == 0 and est.epsilon_spent is None):
+        # the selection's steps are known: compose them with the estimate in the same accountant
+        eps_pair, composition = compose_with_pure(steps_from_json(draws.diagnostics["dp_steps"]), accountant,
+                                                  float(draws.epsilon_spent or eps_sel), draws.delta, eps_est)
+        out["guarantee"] = dataclasses.replace(draws, epsilon_spent=eps_pair).guarantee("approximate", eps_pair)
     if not est.certified and row["status"] == "ok":
         out["status"] = "uncertified"
-    out["diagnostics"] = {**(row.get("diagnostics") or {}), **est.diagnostics}
+    out["diagnostics"] = {**(row.get("diagnostics") or {}), **est.diagnostics, "composition": composition}
     return out

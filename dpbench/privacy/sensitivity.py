@@ -149,3 +149,42 @@ def vote_sensitivity(s: int, m: int) -> float:
     if s < 1 or m < 1:
         raise UserInputError(f"need s >= 1 votes per block and m >= 1 blocks (got s={s}, m={m})")
     return 2.0 * s / m
+
+
+def gradient_sensitivity(b_x: float, b_y: float, fit_bound: float, n: int) -> float:
+    """l_inf sensitivity of the least-squares gradient ``(1/n) X^T (X beta - y)`` under replace-one.
+
+    For a fixed coefficient vector beta (chosen privately at an earlier step, so fixed by
+    adaptive composition), replacing row i changes coordinate j of the gradient by
+    ``(1/n) |(x_i^T beta - y_i) x_ij - (x'_i^T beta - y'_i) x'_ij|
+    <= (2/n) b_x (b_y + max_i |x_i^T beta|)``, with ``|x_ij| <= b_x``, ``|y_i| <= b_y``.
+    ``fit_bound`` bounds ``|x_i^T beta|`` over the feasible beta: ``b_x sqrt(s) r`` for an
+    s-sparse beta with ``||beta||_2 <= r`` (Cauchy-Schwarz; noisy IHT, Cai, Wang & Zhang 2021,
+    the l_inf bound of Lemma 3.3's condition), ``b_x C`` for ``||beta||_1 <= C`` (Hoelder;
+    Frank-Wolfe on the l1 ball, Talwar, Thakurta & Zhang 2015, the ``L_1 ||C||_1 / n`` of
+    Algorithm 2 with the factor 2 of replace-one).
+
+    Parameters
+    ----------
+    b_x, b_y : float
+        Clipping bounds, positive and finite.
+    fit_bound : float
+        Bound on ``|x_i^T beta|``, >= 0.
+    n : int
+        Number of rows (the same in both neighbours), >= 1.
+
+    Returns
+    -------
+    float
+        ``2 b_x (b_y + fit_bound) / n``, in units of the gradient.
+
+    Raises
+    ------
+    UserInputError
+        For a bound that is not positive (fit_bound: non-negative) and finite, or n < 1.
+    """
+    if not (np.isfinite(b_x) and np.isfinite(b_y) and b_x > 0 and b_y > 0
+            and np.isfinite(fit_bound) and fit_bound >= 0 and n >= 1):
+        raise UserInputError(f"clipping bounds must be positive and finite, the fit bound finite and >= 0, "
+                             f"n >= 1 (got b_x={b_x}, b_y={b_y}, fit_bound={fit_bound}, n={n})")
+    return 2.0 * b_x * (b_y + fit_bound) / n
