@@ -8,6 +8,7 @@ on job order, on how many jobs run at once or on resuming.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -513,13 +514,20 @@ def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, back
     serial = backend != "dask" and jobs <= 1
     if not serial:  # the database connection stays in this thread: load before dispatching
         tasks = [with_prepared(t) for t in tasks]
-    for rows in _results(cfg, tasks, jobs, backend, scheduler, on_event, with_prepared if serial else None):
-        if hasattr(store, "write_artefacts"):
-            store.write_artefacts(getattr(rows, "artefacts", []))
-        store.write(rows)
-        written += len(rows)
-        if on_task_done:
-            on_task_done(rows)
+    from .signals import held
+
+    results = _results(cfg, tasks, jobs, backend, scheduler, on_event, with_prepared if serial else None)
+    # closing(): on an interrupt the generator is closed here, not when the traceback is freed, so
+    # joblib terminates its workers and the dask LocalCluster is closed before the command returns
+    with contextlib.closing(results):
+        for rows in results:
+            with held():  # a signal during the commit is raised after it: the finished trial is kept
+                if hasattr(store, "write_artefacts"):
+                    store.write_artefacts(getattr(rows, "artefacts", []))
+                store.write(rows)
+            written += len(rows)
+            if on_task_done:
+                on_task_done(rows)
     return written
 
 
