@@ -283,23 +283,6 @@ def _features(source: dict, standardize: str) -> int:
     return problem_from_dataset({**source, "s": 1, "standardize": standardize}).p
 
 
-def check_solver_used(cfgs, args, opts) -> None:
-    """Refuse a ``--solver`` given for a run in which nothing calls the best-subset oracle: it was
-    recorded in every row (``solver=cplex``) as if it had been used.
-
-    Raises
-    ------
-    UserInputError
-    """
-    from ..runner.execute import uses_oracle
-
-    given = getattr(args, "solver", None) is not None or "solver" in (opts.get("config_keys") or {})
-    if given and not any(uses_oracle(c) or c.estimate is not None for c in cfgs):
-        solver = opts["solver"] if isinstance(opts["solver"], str) else ",".join(opts["solver"])
-        raise UserInputError(f"--solver {solver}: none of the methods ({', '.join(cfgs[0].methods)}) nor the "
-                             f"reference ({cfgs[0].reference}) uses the best-subset oracle; drop --solver")
-
-
 def cmd_compare(args) -> int:
     from ..evaluation.metrics import summarize
     from ..runner.execute import execute, plan, row_key
@@ -315,7 +298,10 @@ def cmd_compare(args) -> int:
     # a missing directory is a typo far more often than a wish (a config's out was created anywhere)
     where = f"config {opts['config_keys']['out']}: out =" if "out" in opts.get("config_keys", {}) else "--out"
     check_output_path(opts["out"], where)
-    check_solver_used(cfgs, args, opts)
+    if getattr(args, "solver", None) is not None or "solver" in (opts.get("config_keys") or {}):
+        from ..runner.execute import check_solver_used
+
+        check_solver_used(cfgs, opts["solver"])
     if opts.get("scheduler") and opts.get("backend") != "dask":  # it was ignored without a word
         raise UserInputError(f"--scheduler {opts['scheduler']} applies to --backend dask only; add --backend dask "
                              "or drop --scheduler")
@@ -446,6 +432,9 @@ def check_output_path(path, flag: str) -> Path:
         raise UserInputError(f"{flag} {path} is a directory; give a file name, e.g. {path / 'out'}")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
+        above = next((a for a in parent.parents if a.exists()), None)  # /dev/null/sub: a file on the way
+        if above is not None and not above.is_dir():
+            raise UserInputError(f"{flag} {path}: {above} is a file (Not a directory); choose another path")
         raise UserInputError(f"{flag} {path}: directory {parent} does not exist; create it or choose another path")
     if not os.access(parent, os.W_OK):
         raise UserInputError(f"{flag} {path}: cannot write to directory {parent} (permission denied)")

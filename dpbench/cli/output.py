@@ -24,6 +24,13 @@ def machine_stdout():
     buffers are flushed before fd 1 is restored, so nothing printed inside arrives after the JSON.
     """
     sys.stdout.flush()
+    try:
+        real = os.path.sameopenfile(sys.stdout.fileno(), 1)
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both
+        real = False
+    if not real:  # sys.stdout is a Python object (a test's capture, a notebook): the output goes there
+        yield _BytesToText(sys.stdout)
+        return
     fd = 1  # the descriptor C libraries write to, whatever object sys.stdout is
     saved = os.dup(fd)
     os.dup2(2, fd)
@@ -42,6 +49,19 @@ def machine_stdout():
                 out.close()
             except OSError:
                 pass
+
+
+class _BytesToText:
+    """A binary ``write`` onto a text stream."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        return self.stream.write(data.decode("utf-8"))
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def _flush_c_stdio() -> None:

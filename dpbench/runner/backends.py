@@ -56,7 +56,7 @@ def dask_results(cfg, tasks, scheduler: str | None = None, jobs: int = 1):
 
             # an interrupted run cancels running tasks: the workers' "ended with CancelledError"
             # warnings are the expected end, not news for the user
-            logging.getLogger("distributed").setLevel(logging.ERROR)
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
             cluster.close()
 
 

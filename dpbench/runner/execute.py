@@ -440,6 +440,20 @@ def uses_oracle(cfg: RunConfig) -> bool:
                                          for m in cfg.methods)
 
 
+def check_solver_used(cfgs, solver) -> None:
+    """Refuse a ``--solver`` the user gave for runs in which nothing calls the best-subset oracle: every
+    row recorded it (``solver=cplex``) as if it had been used.
+
+    Raises
+    ------
+    UserInputError
+    """
+    if not any(uses_oracle(c) or c.estimate is not None for c in cfgs):
+        solver = solver if isinstance(solver, str) else ",".join(solver)
+        raise UserInputError(f"--solver {solver}: none of the methods ({', '.join(cfgs[0].methods)}) nor the "
+                             f"reference ({cfgs[0].reference}) uses the best-subset oracle; drop --solver")
+
+
 def _optimum_objective(trial) -> float | None:
     """The certified best-subset objective if some preparation of this trial computed it."""
     opt = trial.cache.get(("optimum", trial.solver))
