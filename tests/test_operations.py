@@ -263,7 +263,6 @@ def test_machine_output_keeps_what_libraries_print_off_stdout(capfd):
     assert "HiGHS" in captured.err and "buffered banner" in captured.err
 
 
-@pytest.mark.slow
 def test_bss_json_parses_with_the_installed_highspy():
     """`dpbench bss ... --json | python -m json.tool` (p = 300 is above the enumeration limit: HiGHS runs)."""
     r = subprocess.run([sys.executable, "-m", "dpbench.cli", "bss", "--n", "200", "--p", "300", "--s", "5", "--json"],
