@@ -78,8 +78,11 @@ def reference(tmp_path_factory):
     return rows(db)
 
 
-def interrupt_and_resume(tmp_path, reference, backend, sig, seed):
-    """Stop a run with ``sig`` once a seeded random number of rows is stored, resume it, compare."""
+def interrupt_and_resume(tmp_path, reference, backend, sig, seed, group=False):
+    """Stop a run with ``sig`` once a seeded random number of rows is stored, resume it, compare.
+
+    ``group``: signal the whole process group, workers included, as SLURM does at the time limit.
+    """
     if backend == "dask":
         pytest.importorskip("distributed")
     db = tmp_path / f"{backend}-{sig.name}-{seed}.db"
@@ -93,7 +96,10 @@ def interrupt_and_resume(tmp_path, reference, backend, sig, seed):
         time.sleep(0.05)
     assert p.poll() is None, f"the run ended before {at} rows: {p.communicate()[1][-500:]}"
     children |= descendants(p.pid)
-    p.send_signal(sig)
+    if group:
+        os.killpg(p.pid, sig)  # the run is its own session (start_new_session)
+    else:
+        p.send_signal(sig)
     try:
         out, err = p.communicate(timeout=120)
     finally:
@@ -128,14 +134,16 @@ def interrupt_and_resume(tmp_path, reference, backend, sig, seed):
     assert rows(db) == reference  # nothing lost, nothing twice, the same results whatever the history
 
 
-@pytest.mark.parametrize("backend", ["serial", "joblib"])
-def test_sigterm_keeps_finished_trials_and_stops_workers(tmp_path, reference, backend):
-    interrupt_and_resume(tmp_path, reference, backend, signal.SIGTERM, seed=24)
+@pytest.mark.parametrize("backend, group", [("serial", False), ("joblib", True)])
+def test_sigterm_keeps_finished_trials_and_stops_workers(tmp_path, reference, backend, group):
+    interrupt_and_resume(tmp_path, reference, backend, signal.SIGTERM, seed=24, group=group)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("group", [False, True], ids=["process", "group"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
-def test_faults_on_every_backend(tmp_path, reference, backend, sig):
-    # one seeded stopping point per case, a different one for each (backend, signal)
-    interrupt_and_resume(tmp_path, reference, backend, sig, seed=100 * sorted(BACKENDS).index(backend) + int(sig))
+def test_faults_on_every_backend(tmp_path, reference, backend, sig, group):
+    # one seeded stopping point per case, a different one for each (backend, signal, target)
+    seed = 100 * sorted(BACKENDS).index(backend) + 2 * int(sig) + group
+    interrupt_and_resume(tmp_path, reference, backend, sig, seed=seed, group=group)

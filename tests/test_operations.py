@@ -284,6 +284,9 @@ def test_every_run_records_its_package_versions(small_db):
     store.close()
     assert len(runs) == 1 and runs[0]["versions"]["numpy"] == numpy.__version__
     assert runs[0]["argv"][:2] == ["compare", "--methods"]
+    md = small_db.parent / "r.md"
+    assert main(["report", str(small_db), "--markdown", str(md)]) == 0
+    assert f"numpy {numpy.__version__}" in md.read_text()
 
 
 def test_summarize_never_averages_rows_with_and_without_a_guarantee(tmp_path):
@@ -330,6 +333,9 @@ def test_report_marks_trials_without_a_guarantee_apart(tmp_path, capsys, monkeyp
     page = html_report.render(dpbench.load_results(db), str(db))
     config = page.split("<h2>Configuration</h2>", 1)[1].split("<h2>", 1)[0]
     assert "mcmc" in config and "(no guarantee)" not in config
+    import numpy
+
+    assert f"numpy {numpy.__version__}" in page.split("Package versions of the runs", 1)[1]
     # without matplotlib: the page says so and the terminal is warned
     monkeypatch.setattr(html_report, "have_matplotlib", lambda: False)
     assert main(["report", str(db), "--html", str(tmp_path / "r.html")]) == 0

@@ -349,9 +349,13 @@ def cmd_compare(args) -> int:
             for cfg, tasks in plans:
                 execute(cfg, store, tasks, on_task_done=task_done, on_event=progress.event,
                         jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
-    except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (runner.signals), on every backend
-        from ..runner.signals import exit_status
+    except (KeyboardInterrupt, Exception) as exc:  # SIGINT or SIGTERM (runner.signals), on every backend
+        from ..runner.signals import Interrupted, exit_status, received
 
+        if not isinstance(exc, KeyboardInterrupt):
+            if received() is None:
+                raise
+            exc = Interrupted(received())  # a worker the job's signal reached died first
         store.close()
         err_console.print(f"\ninterrupted ({exc or 'SIGINT'}): finished trials are saved in "
                           f"{escape(str(opts['out']))}; run the same command again to resume.", soft_wrap=True)
@@ -542,6 +546,9 @@ def cmd_report(args) -> int:
         note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
         sf = summary_frame(df, args.interval) if not df.empty else None
         text = (md(sf) + f"\n{note}{footnote(sf, args.interval)}\n" if sf is not None else "no results\n")
+        from .html_report import run_versions  # the package versions each run recorded
+
+        text += "\n" + "".join(f"* run of {when}: {versions}\n" for when, versions in run_versions(args.database))
         Path(args.markdown).write_text(text)
         err_console.print(f"wrote {escape(str(args.markdown))}")
     else:

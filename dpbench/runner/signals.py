@@ -34,10 +34,21 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
-_state = {"depth": 0, "pending": None}
+_state = {"depth": 0, "pending": None, "received": None}
+
+
+def received() -> int | None:
+    """The stop signal received while :func:`stop_on_signals` was active, if any.
+
+    SLURM signals every process of a job: a worker may die of it and its pool report that
+    (``TerminatedWorkerError``) before the coordinating process raises :class:`Interrupted`;
+    the command then treats the error as the interruption it is.
+    """
+    return _state["received"]
 
 
 def _handler(signum, frame):
+    _state["received"] = signum
     if _state["depth"]:
         _state["pending"] = signum  # raised when the commit in progress is done
         return
@@ -67,6 +78,7 @@ def stop_on_signals():
         yield
         return
     previous = {s: signal.signal(s, _handler) for s in STOP_SIGNALS}
+    _state["received"] = None
     try:
         yield
     finally:
