@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-#: About 40 quick trials (a few seconds): long enough to be stopped in the middle.
-RUN = ["compare", "--methods", "exhaustive,topr", "--n", "60,80", "--p", "6", "--s", "2", "--trials", "20",
+#: 24 quick trials (a few seconds): long enough to be stopped in the middle.
+RUN = ["compare", "--methods", "exhaustive,topr", "--n", "60,80", "--p", "6", "--s", "2", "--trials", "12",
        "--draws", "30", "--eps", "1,2"]
 BACKENDS = {"serial": [], "joblib": ["--jobs", "2"], "dask": ["--backend", "dask", "--jobs", "2"]}
 

@@ -180,3 +180,39 @@ def test_command_line_fuzz(tmp_path, fuzz_db, capsys, monkeypatch):
 @pytest.mark.slow
 def test_command_line_fuzz_full(tmp_path, fuzz_db, capsys, monkeypatch):
     check_cli(tmp_path, fuzz_db, capsys, monkeypatch, seed=2024, count=600)
+
+
+#: Options of the commands that only read a database, with values to draw from.
+READ_ONLY = {"report": {"--interval": ["wilson", "bootstrap", "x", ""], "--markdown": ["r.md", "r.html", "", "/dev/null/x", "."],
+                        "--html": ["r.html", "", "/dev/null/x"]},
+             "export": {"-o": ["x.csv", "x.json", "x.parquet", "x.txt", "-", "", ".", "/dev/null/x"],
+                        "--format": ["csv", "json", "parquet", "xml", ""]},
+             "plot": {"--x": ["n", "epsilon", "p", "method", "nonsense", ""], "--metric": ["recovery", "f1", "time", "x"],
+                      "-o": ["f.png", "f.xyz", "", "/dev/null/f.png"], "--hue": ["method", "n", "zzz"],
+                      "--col": ["epsilon", "trial", "q"]}}
+
+
+def test_read_only_commands_fuzz(tmp_path, fuzz_db, capsys, monkeypatch):
+    """report / export / plot with random option values: exit 0 or one line with exit 2; the database unchanged."""
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(7)
+    before = sha(fuzz_db)
+    for i in range(40):
+        command = sorted(READ_ONLY)[int(rng.integers(len(READ_ONLY)))]
+        argv = [command, str(fuzz_db)]
+        for flag, values in READ_ONLY[command].items():
+            if rng.random() < 0.7 or flag == "-o":
+                argv += [flag, values[int(rng.integers(len(values)))]]
+        capsys.readouterr()
+        try:
+            status = main(argv)
+        except SystemExit as exc:  # argparse's own exit (its usage error is one line too)
+            status = exc.code
+        except Exception as exc:  # noqa: BLE001
+            pytest.fail(f"case {i} {argv}: {type(exc).__name__}: {exc}")
+        err = capsys.readouterr().err.strip()
+        assert status in (0, 2), (argv, status, err)
+        if status == 2:
+            assert err.count("\n") == 0 and "Traceback" not in err and err.startswith("dpbench: error:"), (argv, err)
+        assert sha(fuzz_db) == before, argv

@@ -58,7 +58,11 @@ class _BytesToText:
         self.stream = stream
 
     def write(self, data: bytes) -> int:
-        return self.stream.write(data.decode("utf-8"))
+        buffer = getattr(self.stream, "buffer", None)
+        if buffer is not None:  # binary output (Parquet) as it is
+            self.stream.flush()
+            return buffer.write(data)
+        return self.stream.write(data.decode("utf-8", errors="replace"))
 
     def flush(self) -> None:
         self.stream.flush()
