@@ -553,7 +553,11 @@ def _results(cfg, tasks, jobs, backend, scheduler, on_event=None, load=None):
     elif jobs > 1:
         from joblib import Parallel, delayed
 
-        par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
+        from .signals import ignore_sigint
+
+        # workers ignore SIGINT: Ctrl-C in a terminal reaches the whole process group, and each worker
+        # printed a KeyboardInterrupt traceback; the coordinating process stops them (signals module)
+        par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered", initializer=ignore_sigint)
         yield from par(delayed(run_trial)(cfg, t) for t in tasks)
     else:
         for t in tasks:  # one task's stored preparations in memory at a time

@@ -86,6 +86,22 @@ def stop_on_signals():
             signal.signal(s, h)
 
 
+def ignore_sigint() -> None:
+    """Worker-process initializer: leave SIGINT to the coordinating process, which ends the workers.
+
+    On Linux the worker also asks the kernel to end it when its parent dies (``PR_SET_PDEATHSIG``):
+    a coordinating process killed with SIGKILL cannot stop its workers, which then waited forever
+    for work, holding the terminal's pipes open.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: the workers end when their queue closes
+        pass
+
+
 def exit_status(exc: BaseException) -> int:
     """128 + the signal number of an :class:`Interrupted` (130 for a plain KeyboardInterrupt)."""
     return getattr(exc, "exit_status", 130)
