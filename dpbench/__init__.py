@@ -22,7 +22,7 @@ _EXPORTS = {
     "RidgeScore": "score",
     "sensitivity": "privacy.sensitivity",
     "select": "estimator", "DPSubsetSelector": "estimator", "SelectionResult": "estimator",
-    "load_results": "results.frame",
+    "load_results": "results.frame", "summarize": "results.summary",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -124,6 +124,46 @@ def check_finite(X: np.ndarray, y: np.ndarray | None, feature_names, target, whe
                              "impute or drop the rows with missing values first")
 
 
+def check_magnitude(X: np.ndarray, y: np.ndarray | None, feature_names, target, where: str) -> None:
+    """Raise UserInputError naming the first column (or the target) whose sum of squares overflows.
+
+    Finite values can still be too large for the score: one 1e308 makes a column's mean, its sum
+    of squares and the Gram matrix infinite (numpy warned about the overflow and the run went on to
+    report a uniform law as a result). A column whose sum of squares is finite in float64 keeps its
+    mean, standard deviation and every product of two such columns finite (Cauchy-Schwarz).
+
+    Raises
+    ------
+    UserInputError
+        The column, its largest absolute value and the fix (rescale the column).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        ss = np.einsum("ij,ij->j", X, X) if X.size else np.zeros(0)
+        ys = None if y is None else float(np.dot(y, y))
+    bad = np.flatnonzero(~np.isfinite(ss))
+    if bad.size:
+        j = int(bad[0])
+        raise UserInputError(f"{where}: column {feature_names[j]!r} holds values too large for float64 arithmetic "
+                             f"(largest |value| {np.abs(X[:, j]).max():.3g}: its sum of squares overflows); "
+                             "rescale the column, e.g. divide it by a power of ten")
+    if ys is not None and not math.isfinite(ys):
+        raise UserInputError(f"{where}: target column {target!r} holds values too large for float64 arithmetic "
+                             f"(largest |value| {np.abs(y).max():.3g}: its sum of squares overflows); rescale it")
+
+
+def check_target_varies(y: np.ndarray | None, target, where: str) -> None:
+    """Refuse a constant response: no support explains it better than another, so every selector's
+    output law is uniform by construction and a 'result' would only measure that.
+
+    Raises
+    ------
+    UserInputError
+    """
+    if y is not None and y.size and np.all(y == y[0]):
+        raise UserInputError(f"{where}: the target column {target!r} is constant ({y[0]:g} in every row); "
+                             "choose a response that varies (--target COLUMN)")
+
+
 def standardize_arrays(X: np.ndarray, y: np.ndarray | None, mode: str = "none"):
     """Apply the preprocessing ``mode`` (see :data:`STANDARDIZE_MODES`) to X and y.
 
@@ -283,6 +323,9 @@ def _read_csv(raw: bytes, path: Path, delimiter: str, target: str | None):
         dup = next(h for h in header if header.count(h) > 1)
         raise UserInputError(f"{path}: column name {dup!r} appears twice in the header; rename one")
     if target is not None and target not in header:
+        hint = _separator_hint(header, delimiter)
+        if hint:
+            raise UserInputError(f"{path}: no column named {target!r} for --target{hint}")
         raise UserInputError(f"{path}: no column named {target!r} for --target; available columns: "
                              f"{_list_names(header)}")
     rows = []
@@ -337,7 +380,14 @@ def _read_parquet(path: Path, target: str | None):
 
 
 def _read_npz(raw: bytes, path: Path, target: str | None):
+    if not raw.startswith(b"PK"):  # every .npz is a zip archive; else np.load spoke of pickle
+        kind = "empty" if not raw else ("text" if _looks_like_text(raw) else "not a zip archive")
+        raise UserInputError(f"{path}: not an .npz archive ({kind}); save arrays with numpy.savez(path, X=X, y=y), "
+                             "or give a CSV file a .csv name")
     z = read_npz_verified(raw, None, str(path))
+    for k in ("X", "y"):
+        if k in z and z[k].dtype.kind == "c":  # float64 conversion would drop the imaginary part
+            raise UserInputError(f"{path}: array {k!r} is complex ({z[k].dtype}); store real numbers only")
     if "X" not in z:
         raise UserInputError(f"{path}: the .npz archive has no array 'X' (it has: {_list_names(z)}); "
                              "save it with numpy.savez(path, X=X, y=y, feature_names=names)")
@@ -354,6 +404,9 @@ def _read_npz(raw: bytes, path: Path, target: str | None):
     y = None
     tname = None
     if target in (None, "y") and "y" in z:
+        if z["y"].ndim > 1 and max(z["y"].shape[1:], default=1) > 1:
+            raise UserInputError(f"{path}: array 'y' must be one response column of shape (n,); it has shape "
+                                 f"{z['y'].shape}; save one column, e.g. y[:, 0]")
         try:
             y = np.asarray(z["y"], dtype=np.float64).ravel()
         except (TypeError, ValueError):
@@ -373,6 +426,31 @@ def _read_npz(raw: bytes, path: Path, target: str | None):
     if X.shape[0] == 0:
         raise UserInputError(f"{path}: X has no rows")
     return X, y, names, tname
+
+
+def _looks_like_text(raw: bytes) -> bool:
+    head = raw[:512]
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\0" not in head
+
+
+#: Field separators a CSV written by another tool may use, with their names for messages.
+_SEPARATORS = {";": "semicolon", "\t": "tab", "|": "vertical bar", ",": "comma"}
+
+
+def _separator_hint(header, delimiter: str) -> str:
+    """'; the separator looks like ...' when the header parsed as one column holding another separator."""
+    if len(header) != 1:
+        return ""
+    for sep, name in _SEPARATORS.items():
+        if sep != delimiter and sep in header[0]:
+            fix = "name the file .tsv" if sep == "\t" else f"convert it to comma-separated values"
+            return (f"; the header is one column {header[0][:60]!r}: the separator looks like a {name}, not "
+                    f"{_SEPARATORS.get(delimiter, repr(delimiter))}; {fix}")
+    return ""
 
 
 def load_table(path, target: str | None, standardize: str = "none", *, fmt: str | None = None,
@@ -414,7 +492,11 @@ def load_table(path, target: str | None, standardize: str = "none", *, fmt: str 
     if not path.is_file():
         raise UserInputError(f"data file {str(path)!r} does not exist (or is not a file); check the path")
     kind, gz = _format_of(path, fmt)
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:  # PermissionError (no read permission), EIO, ...
+        raise UserInputError(f"data file {str(path)!r} cannot be read ({exc.strerror or exc}); check its "
+                             "permissions (chmod u+r) or copy it somewhere readable") from None
     file_sha = sha256_bytes(raw)
     if kind == "parquet":
         header, M = _read_parquet(path, target)
@@ -443,6 +525,8 @@ def load_table(path, target: str | None, standardize: str = "none", *, fmt: str 
     if X.shape[1] == 0:
         raise UserInputError(f"{path}: no feature columns besides the target {tname!r}")
     check_finite(X, y, names, tname, str(path))
+    check_magnitude(X, y, names, tname, str(path))
+    check_target_varies(y, tname, str(path))
     X, y, notice = standardize_arrays(X, y, standardize)
     prov = {"file": str(path), "format": kind + (".gz" if gz else ""), "sha256": file_sha,
             "target": tname, "standardize": standardize, "shape": [int(X.shape[0]), int(X.shape[1])]}

@@ -148,3 +148,25 @@ def test_draws_follow_the_closed_form():
         obs, exp = np.append(obs, counts[~keep].sum()), np.append(exp, p[~keep].sum() * 4000)
     assert chisquare(obs, exp).pvalue > 1e-3
     assert abs(d.diagnostics["passed"] / 4000 - d.diagnostics["p_pass"]) < 0.05
+
+
+def test_a_tie_from_duplicated_columns_is_a_gap_of_zero():
+    """Issue 24: exactly duplicated columns (duplicated microarray probes) tie the two best supports; the
+    computed gap may come out as -7e-16. A tie is g = 0 (d = -1: the test fails, topr runs), never an error;
+    a truly negative gap still is one."""
+    D = 2.0
+    assert stability_distance(-6.66e-16, D) == stability_distance(0.0, D) == -1
+    with pytest.raises(ValueError, match="must be >= 0"):
+        stability_distance(-1e-6, D)
+    from dpbench import Problem
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 5))
+    X[:, 3] = X[:, 1]  # a duplicated probe carrying the signal
+    y = 2.0 * X[:, 1] + 0.1 * rng.normal(size=40)
+    trial = Trial(Problem(X, y, 1).clipped(B, B), b_x=B, b_y=B, r=RR, lam=1.0, solver="enumerate", delta=1e-6)
+    sel = MistakesPTR()
+    prep = sel.prepare(trial, None)
+    assert prep.ok and prep.d == -1 and abs(prep.mistakes.gap) <= 1e-9 * 2 * trial.sensitivity
+    draws = sel.draw(trial, prep, 1.0, 200, np.random.default_rng(0))
+    assert draws.supports.shape == (200, 1)

@@ -58,9 +58,7 @@ def run(args) -> int:
 
     from ..errors import UserInputError
     from ..plugin_manager import registry
-    from ..score import RidgeScore
-
-    from ..runner.execute import RunConfig, check_seed, check_setting, make_problem
+    from ..runner.execute import check_seed, check_setting
 
     reg = registry()
     if args.dataset or args.data:
@@ -85,6 +83,33 @@ def run(args) -> int:
         # a negative limit returned "time_limit" with no support and exit status 1, as if the solve ran
         raise UserInputError(f"--time-limit = {args.time_limit} must be a positive number of seconds "
                              "(or leave it out: no limit)")
+    if args.json:  # stdout carries the JSON only, whatever the solver library prints (main.machine_stdout)
+        from .main import machine_stdout
+
+        with machine_stdout() as stdout:
+            out, status = _solve(args, reg, setting, sparams)
+            stdout.write((json.dumps(out) + "\n").encode("utf-8"))
+        return status
+    out, status = _solve(args, reg, setting, sparams)
+    table = Table(title=f"best subset ({args.solver}), {out['name']} n={out['n']} p={out['p']} s={out['s']}")
+    table.add_column("field")
+    table.add_column("value")
+    table.add_row("support", str(out["support"]))
+    table.add_row("true support", str(out["true_support"]))
+    table.add_row("objective", f"{out['objective']:.10g}")
+    table.add_row("lower bound", f"{out['lower_bound']:.10g}")
+    table.add_row("status", out["status"] + (f" ({out['message']})" if out["message"] else ""))
+    table.add_row("solve seconds", f"{out['seconds']:.3f}")
+    table.add_row("total seconds", f"{out['total_seconds']:.3f}")
+    Console().print(table)
+    return status
+
+
+def _solve(args, reg, setting, sparams):
+    """Generate (or load), clip and solve; returns (the JSON record, the exit status)."""
+    from ..runner.execute import RunConfig, make_problem
+    from ..score import RidgeScore
+
     t0 = time.perf_counter()
     # the same data as trial 0 of `dpbench compare` with this seed and setting
     problem = make_problem(RunConfig(methods=[], data=[setting], seed=args.seed), setting, 0)
@@ -102,18 +127,6 @@ def run(args) -> int:
         "setting": {**setting, "seed": args.seed, "b_x": args.b_x, "b_y": args.b_y, "r": args.r,
                     "lam": args.lam},
     }
-    if args.json:
-        print(json.dumps(out))
-    else:
-        table = Table(title=f"best subset ({args.solver}), {problem.name} n={problem.n} p={problem.p} s={problem.s}")
-        table.add_column("field")
-        table.add_column("value")
-        table.add_row("support", str(out["support"]))
-        table.add_row("true support", str(out["true_support"]))
-        table.add_row("objective", f"{res.objective:.10g}")
-        table.add_row("lower bound", f"{res.lower_bound:.10g}")
-        table.add_row("status", res.status + (f" ({res.message})" if res.message else ""))
-        table.add_row("solve seconds", f"{res.seconds:.3f}")
-        table.add_row("total seconds", f"{total:.3f}")
-        Console().print(table)
-    return 0 if res.status == "optimal" else 1
+    if not args.json:  # table-only fields (the JSON record is unchanged)
+        out = {**out, "name": problem.name, "n": problem.n, "p": problem.p, "s": problem.s}
+    return out, (0 if res.status == "optimal" else 1)

@@ -19,9 +19,14 @@ import sys
 import time
 from pathlib import Path
 
+from .plot import NO_GUARANTEE
+
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2em auto;max-width:1150px;
 color:#222;line-height:1.4;padding:0 1em}
+.summary{width:calc(100vw - 3em);max-width:1360px;position:relative;left:50%;transform:translateX(-50%)}
+.summary table{width:100%;table-layout:auto}.summary th{white-space:normal;vertical-align:bottom}
+.summary td.text{white-space:normal;text-align:left;min-width:7em}
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;border-bottom:1px solid #ccc;margin-top:1.6em}
 table{border-collapse:collapse;font-size:.78em;margin:.6em 0}th,td{padding:.2em .4em;border-bottom:1px solid #e3e3e3;
 text-align:right;white-space:nowrap}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
@@ -143,6 +148,36 @@ def machine() -> list[tuple[str, str]]:
             ("report written", time.strftime("%Y-%m-%d %H:%M:%S %Z"))]
 
 
+def run_versions(database) -> list[tuple[str, str]]:
+    """The package versions each run that wrote the database recorded (``ResultStore.runs``)."""
+    from ..results.store import ResultStore
+
+    store = ResultStore(database, readonly=True)
+    try:
+        runs = store.runs()
+    finally:
+        store.close()
+    if not runs:
+        return [("(not recorded)", "the database was written before dpbench recorded package versions")]
+    out, seen = [], set()
+    for r in runs:
+        text = " · ".join(f"{k} {v}" for k, v in sorted(r["versions"].items()))
+        if text not in seen:  # one line per distinct set of versions, with its first run
+            seen.add(text)
+            out.append((time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started"])), text))
+    return out
+
+
+def have_matplotlib() -> bool:
+    """Whether matplotlib can be imported (the figures need it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+MISSING_MATPLOTLIB = "matplotlib is not installed: the report has no figures; pip install 'dpbench[plot]'"
+
+
 def _kv(rows) -> str:
     return ('<table class="kv">' + "".join(f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>"
                                            for k, v in rows) + "</table>")
@@ -156,8 +191,10 @@ def render(df, database: str, interval: str = "wilson") -> str:
     sf = summary_frame(df, interval)
     vary = [c for c in display_columns(sf) if sf[c].astype("string").fillna("<NA>").nunique() > 1]
     config = [(HEADERS.get(k, k), f"{v:g}" if isinstance(v, float) else v) for k, v in constant_columns(sf).items()]
+    # "m (no guarantee)" is a split of method m's trials (its guarantee did not hold), not a method
     config += [(f"{HEADERS.get(c, c)} (varies)", ", ".join(
-        sorted({f"{v:g}" if isinstance(v, float) else str(v) for v in sf[c].dropna()}))) for c in vary]
+        sorted({f"{v:g}" if isinstance(v, float) else str(v) for v in sf[c].dropna()
+                if not (c == "method_label" and str(v).endswith(NO_GUARANTEE))}))) for c in vary]
     params = [c for c in df.columns if c.startswith("param.")]
     for m in sorted(df["method"].dropna().unique()):
         sub = df[df["method"] == m]
@@ -168,6 +205,8 @@ def render(df, database: str, interval: str = "wilson") -> str:
     n_unc = int((df["status"] == "uncertified").sum())
     figs = "".join(f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
                    for c, u in standard_figures(sf))
+    no_figs = (MISSING_MATPLOTLIB if not have_matplotlib() else
+               "No setting varies along n, ε or p: no figures (the table holds every result).")
     title = f"dpbench report: {Path(database).name}"
     from .main import GUARANTEE_NOTE
 
@@ -178,12 +217,13 @@ def render(df, database: str, interval: str = "wilson") -> str:
 <body><h1>{html.escape(title)}</h1>
 <p class="note">{n_rows} results ({n_failed} failed, {n_unc} uncertified — counted, never averaged in) from
 {html.escape(str(database))}. Neighbouring data sets: replace-one. Self-contained page: no network access.</p>
-<h2>Figures</h2>{figs or '<p class="note">matplotlib is not installed: no figures.</p>'}
-<h2>Summary</h2><div class="scroll">{html_table(sf)}</div>
+<h2>Figures</h2>{figs or f'<p class="note">{html.escape(no_figs)}</p>'}
+<h2>Summary</h2><div class="summary">{html_table(sf)}</div>
 <p class="note">{html.escape(note + footnote(sf, interval))}</p>
 <h2>Configuration</h2>{_kv(config)}
 <h2>Data provenance</h2>{_kv(provenance(df))}
 <h2>Software and machine</h2>{_kv(machine())}
+<h2>Package versions of the runs</h2>{_kv(run_versions(database))}
 </body></html>
 """
 
@@ -211,4 +251,8 @@ def write_report(database, output, interval: str = "wilson") -> None:
     df = load_results(database)
     if df.empty:
         raise UserInputError(f"{database} holds no results yet; run `dpbench compare --out {database}` first")
+    if not have_matplotlib():  # the page says so too; the terminal must not say nothing (exit 0)
+        import warnings
+
+        warnings.warn(MISSING_MATPLOTLIB, stacklevel=2)
     Path(output).write_text(render(df, str(database), interval), encoding="utf-8")

@@ -50,15 +50,22 @@ def cmd_list(args) -> int:
         # was cut to "Metropolis-Hasti…", hiding a parameter's default
         heads = ["name"] + (["DP type", "neighbours"] if kind == "selectors" else []) + [
             "description", "parameters", "distribution"]
-        for h in heads:
-            table.add_column(h, overflow="fold")
+        rows = []
         for e in entries:
             params = ", ".join(f"{k}={v['default']}" for k, v in e.get("params", {}).items())
             cells = [e["name"]]
             if kind == "selectors":
                 cells += [e["dp_type"], e["neighbouring"]]
             cells += [e.get("summary", ""), params, e["distribution"]]
-            cells = [escape(str(c)) for c in cells]  # third-party text is not markup
-            table.add_row(*cells)
-        console.print(table)
+            rows.append([str(c) for c in cells])
+        for j, h in enumerate(heads):
+            # a column is at least as wide as its longest word (up to 30): cells wrap between words,
+            # never inside a number ("limit=2000" over "00")
+            longest = max([len(w) for r in rows for w in r[j].split()] + [len(h)])
+            table.add_column(h, overflow="fold", min_width=min(longest, 30))
+        for cells in rows:
+            table.add_row(*[escape(c) for c in cells])  # third-party text is not markup
+        from .tables import print_table
+
+        print_table(console, table)  # wider than the console rather than cropping the last column
     return 0

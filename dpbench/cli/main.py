@@ -1,4 +1,4 @@
-"""The ``dpbench`` command line: compare, list, export, report, bss.
+"""The ``dpbench`` command line: compare, list, export, report, bss, plot.
 
 User errors (bad input, unknown names) print one line and exit with status 2; nothing
 already computed is lost because every finished trial is already in the database.
@@ -18,6 +18,9 @@ from rich.markup import escape
 
 from ..errors import DPBenchError, UserInputError
 from ..runner.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
+from .output import machine_stdout, stdout_to_devnull
+from .resources import (DRAW_BYTES, FORCED_JOBS_PER_CORE, MAX_RESULTS, SHOW_MEMORY_ABOVE,  # noqa: F401
+                        check_jobs, memory_estimate, usable_cores)
 
 # Outside a terminal (logs, CI) rich would wrap at 80 columns; the tables are laid out for 100.
 console = Console() if Console().is_terminal else Console(width=100)
@@ -45,7 +48,11 @@ def _add_compare(sub):
                        description="Run every method on the same trials, the same epsilon and the same "
                                    "(replace-one) neighbouring relation; store each trial in SQLite and "
                                    "print a table of exact recovery, F1 and time. With only --methods it "
-                                   "runs a small built-in default (toeplitz design, p=20, s=3, n=200,400,800).")
+                                   "runs a small built-in default (toeplitz design, p=20, s=3, n=200,400,800). Limits, checked "
+                                   "before the first trial: --jobs at most the usable cores (--force-jobs: up to "
+                                   f"{FORCED_JOBS_PER_CORE} per core); the run's memory estimate (data and --draws "
+                                   "of each worker's trial) must fit in the available memory and is shown above "
+                                   "1 GiB. SIGTERM and Ctrl-C keep the finished trials (exit 143 / 130).")
     p.add_argument("--config", help="TOML file with any of these options (command-line options override it)")
     for opt in OPTIONS:
         if opt.name == "param":  # repeatable, one NAME.KEY=VALUE each
@@ -58,6 +65,8 @@ def _add_compare(sub):
     p.add_argument("--retry-uncertified", dest="retry_uncertified", action="store_true",
                    help="re-run only the stored rows whose status is uncertified (e.g. with a larger "
                         "--param topr.node_limit=...); certified rows are not recomputed")
+    p.add_argument("--force-jobs", dest="force_jobs", action="store_true",
+                   help=f"allow --jobs above the usable cores (at most {FORCED_JOBS_PER_CORE} per core)")
     p.set_defaults(func=cmd_compare)
 
 
@@ -274,51 +283,6 @@ def _features(source: dict, standardize: str) -> int:
     return problem_from_dataset({**source, "s": 1, "standardize": standardize}).p
 
 
-def check_jobs(jobs: int) -> int:
-    """The number of worker processes: ``jobs >= 1``, or -1 for every core (``os.cpu_count()``).
-
-    Raises
-    ------
-    UserInputError
-        For 0 or a negative number other than -1.
-    """
-    if jobs == -1:
-        return os.cpu_count() or 1
-    if jobs < 1:
-        raise UserInputError(f"--jobs = {jobs} must be a positive number of processes, or -1 for all cores")
-    return jobs
-
-
-#: Most result rows one run may plan: every row's key is computed before the first trial (about
-#: 20 µs each), so `--trials 100000000000` sat hashing for hours before running out of memory.
-MAX_RESULTS = 10_000_000
-
-
-def check_run_size(cfgs) -> None:
-    """Refuse a run of more than :data:`MAX_RESULTS` result rows before planning it.
-
-    Also refuses ``--draws`` whose supports array alone (draws x s int64) cannot fit in memory.
-
-    Raises
-    ------
-    UserInputError
-        Naming the number of rows (data settings x trials x methods x ε, summed over the grid),
-        or the memory the draws need.
-    """
-    from ..runner.execute import available_memory
-
-    total = sum(len(c.data) * c.trials * len(c.methods) * len(c.epsilons) for c in cfgs)
-    if total > MAX_RESULTS:
-        raise UserInputError(f"this run has {total:,} results (data settings x trials x methods x ε), more than "
-                             f"{MAX_RESULTS:,}; lower --trials or split the run into several databases")
-    # a draw's supports are int64 (draws, s); else every trial fails with a MemoryError row
-    need = max(c.draws * max([int(st.get("s") or 1) for st in c.data] or [1]) * 8 for c in cfgs)
-    have = available_memory()
-    if have is not None and need > have:
-        raise UserInputError(f"--draws {max(c.draws for c in cfgs):,} needs about {need / 2**30:.1f} GiB for the "
-                             f"supports of one draw call but only {have / 2**30:.1f} GiB are available; lower --draws")
-
-
 def cmd_compare(args) -> int:
     from ..evaluation.metrics import summarize
     from ..runner.execute import execute, plan, row_key
@@ -331,8 +295,24 @@ def cmd_compare(args) -> int:
         raise _name_the_file(exc, opts) from None
     if opts.get("json"):
         check_output_path(opts["json"], "--json")
-    opts["jobs"] = check_jobs(opts["jobs"])
-    check_run_size(cfgs)
+    # a missing directory is a typo far more often than a wish (a config's out was created anywhere)
+    where = f"config {opts['config_keys']['out']}: out =" if "out" in opts.get("config_keys", {}) else "--out"
+    check_output_path(opts["out"], where)
+    if getattr(args, "solver", None) is not None or "solver" in (opts.get("config_keys") or {}):
+        from ..runner.execute import check_solver_used
+
+        check_solver_used(cfgs, opts["solver"])
+    if opts.get("scheduler") and opts.get("backend") != "dask":  # it was ignored without a word
+        raise UserInputError(f"--scheduler {opts['scheduler']} applies to --backend dask only; add --backend dask "
+                             "or drop --scheduler")
+    opts["jobs"] = check_jobs(opts["jobs"], getattr(args, "force_jobs", False))
+    from .resources import check_resources
+
+    check_resources(cfgs, opts["jobs"], err_console)
+    if opts.get("scheduler"):
+        from ..runner.backends import check_scheduler_address
+
+        check_scheduler_address(opts["scheduler"])
     store = ResultStore(opts["out"])
     done = store.done_keys()
     if getattr(args, "retry_failed", False):
@@ -356,16 +336,30 @@ def cmd_compare(args) -> int:
     try:
         from .progress import RunProgress
 
+        recorded = []
+
+        def task_done(rows):
+            if not recorded:  # the command and package versions, once the run has written a trial
+                store.record_run(getattr(args, "argv", None) or sys.argv[1:])
+                recorded.append(True)
+            progress.task_done(rows)
+
         with RunProgress(err_console, sum(len(tasks) for _, tasks in plans), jobs=opts["jobs"],
                          backend=opts["backend"]) as progress:
             for cfg, tasks in plans:
-                execute(cfg, store, tasks, on_task_done=progress.task_done, on_event=progress.event,
+                execute(cfg, store, tasks, on_task_done=task_done, on_event=progress.event,
                         jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Exception) as exc:  # SIGINT or SIGTERM (runner.signals), on every backend
+        from ..runner.signals import Interrupted, exit_status, received
+
+        if not isinstance(exc, KeyboardInterrupt):
+            if received() is None:
+                raise
+            exc = Interrupted(received())  # a worker the job's signal reached died first
         store.close()
-        err_console.print(f"\ninterrupted: finished trials are saved in {escape(str(opts['out']))}; "
-                          "run the same command again to resume.")
-        return 130
+        err_console.print(f"\ninterrupted ({exc or 'SIGINT'}): finished trials are saved in "
+                          f"{escape(str(opts['out']))}; run the same command again to resume.", soft_wrap=True)
+        return exit_status(exc)
     cfg = cfgs[0]
     rows = [r for r in store.rows() if r["key"] in keys]
     for r in rows:
@@ -422,7 +416,8 @@ def _add_export(sub):
                                    "configuration and diagnostic field in its own column (the frame of "
                                    "dpbench.load_results).")
     p.add_argument("database", help="results database written by `dpbench compare --out`")
-    p.add_argument("-o", "--output", required=True, help="output file (.csv, .json or .parquet)")
+    p.add_argument("-o", "--output", required=True, help="output file (.csv, .json or .parquet), or - for standard "
+                   "output (CSV unless --format)")
     p.add_argument("--format", choices=["csv", "json", "parquet"], help="default: from the output suffix")
     p.add_argument("--supports", action="store_true", help="include the per-draw supports (large)")
     p.set_defaults(func=cmd_export)
@@ -441,6 +436,9 @@ def check_output_path(path, flag: str) -> Path:
         raise UserInputError(f"{flag} {path} is a directory; give a file name, e.g. {path / 'out'}")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
+        above = next((a for a in parent.parents if a.exists()), None)  # /dev/null/sub: a file on the way
+        if above is not None and not above.is_dir():
+            raise UserInputError(f"{flag} {path}: {above} is a file (Not a directory); choose another path")
         raise UserInputError(f"{flag} {path}: directory {parent} does not exist; create it or choose another path")
     if not os.access(parent, os.W_OK):
         raise UserInputError(f"{flag} {path}: cannot write to directory {parent} (permission denied)")
@@ -456,6 +454,12 @@ def _open_existing(path):
 def cmd_export(args) -> int:
     from ..results.frame import export_frame, load_results
 
+    if args.output == "-":  # the table on stdout (a file named '-' was written before)
+        df = load_results(args.database, supports=args.supports)
+        with machine_stdout() as out:
+            count = export_frame(df, out, args.format or "csv")
+        err_console.print(f"wrote {count} rows to standard output", soft_wrap=True)
+        return 0
     check_output_path(args.output, "-o")
     df = load_results(args.database, supports=args.supports)
     count = export_frame(df, args.output, args.format)
@@ -466,7 +470,8 @@ def cmd_export(args) -> int:
 def _add_report(sub):
     p = sub.add_parser("report", help="print the summary of a results database, or write it as Markdown or HTML")
     p.add_argument("database")
-    p.add_argument("--markdown", "-o", help="write the table as Markdown to this file")
+    p.add_argument("--markdown", "-o", help="write the table as Markdown to this file (an .html name writes the "
+                   "HTML report, as --html)")
     p.add_argument("--html", help="write a self-contained HTML report (table, figures, configuration) to this file")
     p.add_argument("--interval", choices=["wilson", "clopper-pearson", "bootstrap"], default="wilson",
                    help="interval of the exact-recovery rate (default wilson over draws; bootstrap over trials)")
@@ -521,6 +526,8 @@ def cmd_report(args) -> int:
     from ..results.frame import load_results
     from ..results.summary import summary_frame
 
+    if args.markdown and Path(args.markdown).suffix.lower() in (".html", ".htm") and not args.html:
+        args.html, args.markdown = args.markdown, None  # -o r.html: Markdown in an .html file read as garbage
     for path, flag in ((args.html, "--html"), (args.markdown, "--markdown")):
         if path:
             check_output_path(path, flag)
@@ -539,6 +546,9 @@ def cmd_report(args) -> int:
         note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
         sf = summary_frame(df, args.interval) if not df.empty else None
         text = (md(sf) + f"\n{note}{footnote(sf, args.interval)}\n" if sf is not None else "no results\n")
+        from .html_report import run_versions  # the package versions each run recorded
+
+        text += "\n" + "".join(f"* run of {when}: {versions}\n" for when, versions in run_versions(args.database))
         Path(args.markdown).write_text(text)
         err_console.print(f"wrote {escape(str(args.markdown))}")
     else:
@@ -592,28 +602,41 @@ def main(argv=None) -> int:
     """
     import warnings
 
+    from ..runner.signals import exit_status, stop_on_signals
+
     try:
-        warnings.showwarning = _one_line_warning
-        parser = build_parser()
-        try:
-            args = parser.parse_args(argv)
-        except SystemExit as exc:  # --help (0) or a usage error already printed (2)
-            return int(exc.code or 0)
-        return args.func(args) or 0
+        with stop_on_signals():
+            warnings.showwarning = _one_line_warning
+            parser = build_parser()
+            try:
+                args = parser.parse_args(argv)
+            except SystemExit as exc:  # --help (0) or a usage error already printed (2)
+                return int(exc.code or 0)
+            args.argv = list(sys.argv[1:] if argv is None else argv)
+            status = args.func(args) or 0
+            sys.stdout.flush()  # a full disk (> /dev/full) fails here, inside the handlers below
+            return status
     except DPBenchError as exc:
         err_console.print(f"[bold red]dpbench: error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
-    except KeyboardInterrupt:
-        err_console.print("interrupted")
-        return 130
+    except KeyboardInterrupt as exc:
+        err_console.print(f"interrupted ({exc or 'SIGINT'})")
+        return exit_status(exc)
+    except OSError as exc:
+        import errno
+
+        if exc.errno not in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
+            raise
+        # `dpbench report DB > /dev/full`: the results are in the database; only the printing failed
+        stdout_to_devnull()
+        where = f"{exc.filename}" if getattr(exc, "filename", None) else "the output"
+        err_console.print(f"[bold red]dpbench: error:[/bold red] cannot write {escape(where)} ({escape(exc.strerror or str(exc))}); "
+                          "free some space or write elsewhere", highlight=False, soft_wrap=True)
+        return 2
     except BrokenPipeError:
         # `dpbench list --json | head`: the reader left; a traceback (and another one when Python
         # flushes stdout at exit) said nothing useful. Results are already in the database.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):  # no real stdout (captured in tests)
-            pass
+        stdout_to_devnull()
         return 1  # what rich's Console does on a broken pipe (the tables go through it)
 
 

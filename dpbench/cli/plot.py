@@ -34,6 +34,9 @@ _HEATMAP = {"recovery": ("recovery_rate", "exact recovery"), "recovery_prob": ("
             "f1": ("f1", "F1"), "topk": ("topk", "top-k accuracy"), "time": ("time_median_s", "median selection seconds"),
             "top": ("rank_top", "TOP rate"), "great": ("rank_great", "GREAT rate"), "good": ("rank_good", "GOOD rate")}
 _RATES = ("recovery", "recovery_prob", "f1")
+#: Suffix of a summary row's method label for the trials without a privacy guarantee
+#: (:func:`dpbench.results.summary.summary_frame`).
+NO_GUARANTEE = "(no guarantee)"
 
 
 def add_parser(sub):
@@ -125,6 +128,16 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
     data = sf[sf[ykey].notna()]
     if data.empty:
         raise UserInputError(f"no {metric} values to plot in this database")
+    if data[x].nunique(dropna=True) < 2:
+        # the side-by-side shift below would spread the methods across the panel as if they sat
+        # at different values of x
+        from ..results.summary import display_columns as _shown
+
+        vary = [c for c in _shown(sf) if c not in ("method_label", x) and pd.api.types.is_numeric_dtype(sf[c])
+                and sf[c].nunique() > 1]
+        raise UserInputError(f"--x {x}: every row has {x} = {_fmt(data[x].iloc[0])}, so nothing varies along x; "
+                             + (f"choose a column that varies: --x {' or --x '.join(vary)}" if vary else
+                                "no numeric setting varies in these results: see `dpbench report` for the table"))
     used = {x, hue, col, row}
     # every other varying column goes into the line label: distinct settings never merge
     extra = [c for c in display_columns(sf) if c not in used and c != "method_label"
@@ -149,6 +162,7 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
     xall = data[x].astype(float).to_numpy()
     span = (np.log10(xall.max() / xall.min()) if logx and xall.min() > 0 else xall.max() - xall.min()) or 1.0
     order_of = {}
+    palette, greys_of = {}, {}  # colours of the private lines; grey shades of those without a guarantee
     for i, rv in enumerate(rows):
         for j, cv in enumerate(cols):
             ax = axes[i][j]
@@ -177,8 +191,17 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
                     ok = ~(_isnan(lo) | _isnan(hi))
                     yerr = [[(ys[k] - lo[k]) if ok[k] else 0.0 for k in range(len(ys))],
                             [(hi[k] - ys[k]) if ok[k] else 0.0 for k in range(len(ys))]]
-                h = ax.errorbar(xs, ys, yerr=yerr, marker="o", ms=4, capsize=3, lw=1.4,
-                                color=handles[label][0].get_color() if label in handles else None)
+                # one colour per label in every panel (the axes' own colour cycles restarted per panel,
+                # so a label first seen in the second panel could take the colour of another)
+                if NO_GUARANTEE not in label:
+                    style = {"color": palette.setdefault(label, f"C{len(palette) % 10}")}
+                else:
+                    # trials without a privacy guarantee: grey, dashed, hollow markers, never in the
+                    # palette of the private lines (at n = 400 a "mcmc (no guarantee)" line was the top
+                    # one, drawn like the others)
+                    greys = greys_of.setdefault(label, str(0.3 + 0.2 * (len(greys_of) % 3)))
+                    style = {"ls": "--", "mfc": "white", "color": greys, "zorder": 1}
+                h = ax.errorbar(xs, ys, yerr=yerr, marker="o", ms=4, capsize=3, lw=1.4, **style)
                 handles.setdefault(label, h)
             title = ", ".join(f"{c}={_fmt(v)}" for c, v in ((row, rv), (col, cv)) if c)
             if title:
@@ -201,7 +224,9 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
             if i == len(rows) - 1:
                 ax.set_xlabel("ε" if x == "epsilon" else x)
         axes[i][0].set_ylabel(ylabel)
-    fig.legend(list(handles.values()), list(handles), loc="center left", bbox_to_anchor=(1.0, 0.5),
+    # the private lines first, then those without a guarantee (grey, dashed)
+    labels = sorted(handles, key=lambda lab: NO_GUARANTEE in lab)
+    fig.legend([handles[lab] for lab in labels], labels, loc="center left", bbox_to_anchor=(1.0, 0.5),
                fontsize=8, frameon=False)
     fig.tight_layout()
     return fig, len(rows) * len(cols)

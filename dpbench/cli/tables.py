@@ -180,6 +180,11 @@ def rich_table(sf, title="dpbench", level=0.95, width=TABLE_WIDTH):
     # the DP text wrap
     widths = [max(min(24, w), max(len(word) for word in h.split())) for h, w in zip(heads, widths)]
     labels = [i for i, c in enumerate(ident) if c in ("method_label", "data")]
+    # a label wraps at its spaces only, never inside a word: "exhaustive(limit=2000000" over ")" read as
+    # another number
+    longest = {i: max([len(w) for row in body for w in row[i].split()] or [1]) for i in labels}
+    for i in labels:
+        widths[i] = max(widths[i], longest[i])
     keep = list(range(len(heads)))
 
     def excess():
@@ -190,8 +195,8 @@ def rich_table(sf, title="dpbench", level=0.95, width=TABLE_WIDTH):
         fixed = sum(widths[i] for i in keep[:-1]) + len(keep) + 1
         return fixed + max(10, min(GUARANTEE_WIDTH, widths[-1])) - width
 
-    for i in labels:  # first narrow (fold) the label columns, down to 10 characters
-        cut = max(min(excess(), widths[i] - 10), 0)
+    for i in labels:  # first narrow (fold) the label columns, down to 10 characters or their longest word
+        cut = max(min(excess(), widths[i] - max(10, longest[i])), 0)
         widths[i] -= cut
     dropped = []
     for h in OPTIONAL_HEADS:  # then leave out the least important numbers
@@ -316,9 +321,12 @@ def markdown_table(sf, level=0.95) -> str:
 def html_table(sf, level=0.95) -> str:
     """The summary frame as an HTML table (every cell escaped)."""
     head, rows = _report_table(sf, level, html_cells=True)
+    # text columns (labels, the guarantee) may wrap between words (class "text"); numbers never do
+    text = {HEADERS.get(c, c) for c in ("method_label", "data", "dataset", "data_file")} | {"guarantee"}
+    tds = ['<td class="text">' if h in text else "<td>" for h in head]
     out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     for d, cells in rows:
         cls = ' class="warn"' if d["uncertified"] or d["failed"] or d.get("guaranteed") is False else ""
-        out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        out.append(f"<tr{cls}>" + "".join(f"{td}{html.escape(c)}</td>" for td, c in zip(tds, cells)) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)

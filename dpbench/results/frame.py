@@ -285,11 +285,29 @@ def load_results(path, *, supports: bool = False):
 def export_frame(df, path, fmt: str | None = None) -> int:
     """Write the tidy frame to CSV, JSON (records) or Parquet; returns the number of rows.
 
+    ``path``: a file path, or a binary stream (standard output: ``dpbench export -o -``), which is
+    given the whole encoded table at once.
+
     Raises
     ------
     UserInputError
         For an unknown format, or Parquet without pyarrow.
     """
+    if hasattr(path, "write"):
+        import tempfile
+
+        fmt = (fmt or "csv").lower()
+        if fmt in ("parquet", "pq"):
+            with tempfile.TemporaryDirectory() as tmp:
+                count = export_frame(df, Path(tmp) / "t.parquet", fmt)
+                path.write((Path(tmp) / "t.parquet").read_bytes())
+            return count
+        text = (df.to_csv(index=False) if fmt == "csv" else
+                df.to_json(orient="records", indent=1, force_ascii=False, double_precision=15) if fmt == "json" else None)
+        if text is None:
+            raise UserInputError(f"unknown export format {fmt!r}; use csv, json or parquet")
+        path.write(text.encode("utf-8"))
+        return len(df)
     path = Path(path)
     fmt = (fmt or path.suffix.lstrip(".") or "csv").lower()
     if fmt in ("pq",):

@@ -99,6 +99,8 @@ class ResultStore:
                                  f"`dpbench compare --out {self.path}` first")
         if exists:
             self._check_is_ours()  # read-only look before anything is written
+            if not readonly:
+                self._check_writable()
         elif not readonly:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,32 +121,55 @@ class ResultStore:
                 self._locked(lambda: self.conn.execute(f"CREATE TABLE IF NOT EXISTS results ({cols})"))
                 self._add_new_columns()
                 self._locked(lambda: self.conn.execute(f"CREATE TABLE IF NOT EXISTS artefacts ({ARTEFACT_COLUMNS})"))
+                self._locked(lambda: self.conn.execute(f"CREATE TABLE IF NOT EXISTS runs ({RUNS_COLUMNS})"))
+                self._locked(lambda: self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}"))
+                self.conn.commit()
         except sqlite3.Error as exc:
             raise UserInputError(f"cannot open {self.path} as a results database ({exc}); "
                                  "choose another --out path") from None
 
     def _check_is_ours(self) -> None:
-        """Refuse, without writing to it, a file that is not a dpbench results database."""
+        """Refuse, without writing to it, a file that is not an intact dpbench results database of a
+        compatible version: the whole schema is validated (tables, every stored column's type, the
+        primary keys, the version) before the first write, because a later write would find the
+        difference only after adding columns to another program's table (issue 24)."""
         try:
             con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=LOCK_WAIT_SECONDS)
             try:
                 tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-                have = {r[1] for r in con.execute("PRAGMA table_info(results)")} if "results" in tables else set()
+                info = {t: {r[1]: (r[2].upper(), r[5]) for r in con.execute(f"PRAGMA table_info({t})")}
+                        for t in ("results", "artefacts", "runs") if t in tables}
+                version = con.execute("PRAGMA user_version").fetchone()[0]
+                # a damaged page was read by compare (a traceback) but not by report and export
+                # (exit 0): every command checks the file's structure the same way, before using it
+                check = con.execute("PRAGMA quick_check").fetchone()[0]
             finally:
                 con.close()
         except sqlite3.DatabaseError as exc:
-            reason = "not an SQLite file" if "not a database" in str(exc) else str(exc)
-            raise UserInputError(f"{self.path} is not a dpbench results database ({reason}); "
-                                 "choose another path") from None
+            if "not a database" in str(exc):
+                raise UserInputError(f"{self.path} is not a dpbench results database (not an SQLite file); "
+                                     "choose another path") from None
+            raise UserInputError(_damaged(self.path, str(exc))) from None
+        if check != "ok":
+            raise UserInputError(_damaged(self.path, str(check).splitlines()[0]))
         if "results" not in tables:
             raise UserInputError(f"{self.path} is another program's SQLite database (tables: "
                                  f"{', '.join(tables) or 'none'}); dpbench leaves it untouched: choose another path")
-        # a nullable column declared after the file was written is added (NULL in its old rows);
-        # a missing required column means another layout
-        missing = [c.name for c in schema.COLUMNS if c.name not in have and not c.nullable]
-        if missing:
-            raise UserInputError(f"{self.path} was written by an incompatible dpbench (missing columns "
-                                 f"{sorted(missing)}); choose another --out path")
+        if version > SCHEMA_VERSION:
+            raise UserInputError(f"{self.path} was written by a newer dpbench (results schema {version}, this one reads "
+                                 f"up to {SCHEMA_VERSION}); upgrade dpbench or choose another --out path")
+        problems = schema_problems(info)
+        if problems:
+            raise UserInputError(f"{self.path} is not a dpbench results database of a compatible version "
+                                 f"({'; '.join(problems[:3])}); dpbench leaves it untouched: choose another path")
+
+    def _check_writable(self) -> None:
+        """Refuse, before any trial is computed, an existing database this process cannot write: SQLite
+        opened a read-only file and the first INSERT failed after the trial's work was done."""
+        for target, what in ((self.path, "the file"), (self.path.parent, "its directory (SQLite's journal)")):
+            if not os.access(target, os.W_OK):
+                raise UserInputError(f"{self.path} cannot be written ({what} is read-only); make it writable "
+                                     "(chmod u+w) or choose another --out path")
 
     def _add_new_columns(self) -> None:
         """Add the schema's columns that a database written by an earlier version lacks."""
@@ -158,6 +183,9 @@ class ResultStore:
         try:
             return action()
         except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc) or "read-only" in str(exc):  # changed under a running command
+                raise UserInputError(f"{self.path} became read-only ({exc}); make it writable and run the same "
+                                     "command again to resume") from None
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise
         import sys
@@ -255,12 +283,89 @@ class ResultStore:
                                 (key, ARTEFACT_FORMAT)).fetchone()
         return None if row is None else decode_artefact(row[0], row[1])
 
+    def record_run(self, argv) -> None:
+        """Append this run's command and package versions (:func:`package_versions`) to the runs table."""
+        row = (time.time(), json.dumps(list(argv)), json.dumps(package_versions(), sort_keys=True))
+
+        def insert():
+            with self.conn:
+                self.conn.execute("INSERT INTO runs VALUES (?, ?, ?)", row)
+
+        self._locked(insert)
+
+    def runs(self) -> list[dict]:
+        """The recorded runs, oldest first (empty for a file written before runs were recorded)."""
+        try:
+            cur = self.conn.execute("SELECT started, argv, versions FROM runs ORDER BY started")
+        except sqlite3.OperationalError:  # no runs table (read-only look at an older file)
+            return []
+        return [{"started": t, "argv": json.loads(a), "versions": json.loads(v)} for t, a, v in cur]
+
     def failed_keys(self) -> set[str]:
         """Keys of rows whose status is ``failed`` (``--retry-failed`` re-runs them)."""
         return {k for (k,) in self.conn.execute("SELECT key FROM results WHERE status = 'failed'")}
 
     def close(self):
         self.conn.close()
+
+
+def _damaged(path, reason: str) -> str:
+    return (f"{path} is a damaged SQLite database ({reason}); restore it from a copy, or salvage its rows with "
+            f"`sqlite3 {path} .recover | sqlite3 recovered.db`")
+
+
+#: Version of the database layout, stored as SQLite's ``user_version`` (0: written before it was kept).
+#: A file of a larger version is refused; raise it when a change makes older dpbench misread a file.
+SCHEMA_VERSION = 1
+
+#: One row per ``dpbench compare`` run that wrote to the file: when, the command, and the version of
+#: every package that can change a result (:func:`package_versions`).
+RUNS_COLUMNS = "started REAL, argv TEXT, versions TEXT"
+
+#: Distributions whose versions are recorded with every run (results can depend on each).
+RECORDED_PACKAGES = ("dpbench", "numpy", "scipy", "pandas", "scikit-learn", "highspy", "pyomo", "gurobipy",
+                     "joblib", "pluggy", "dask", "distributed")
+
+
+def package_versions() -> dict:
+    """``{distribution: version}`` of :data:`RECORDED_PACKAGES` installed here, plus Python's."""
+    import platform
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for name in RECORDED_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def schema_problems(info: dict) -> list[str]:
+    """What makes tables ``{table: {column: (SQL type, primary-key index)}}`` another layout than dpbench's.
+
+    A nullable results column that a file lacks is not a problem (it was declared later and is added,
+    NULL in the old rows); a missing required column, another type, ``key`` not the primary key, or an
+    artefacts table of another layout is.
+    """
+    out = []
+    have = info.get("results", {})
+    sql = schema.sql_columns()
+    missing = [c.name for c in schema.COLUMNS if c.name not in have and not c.nullable]
+    if missing:
+        out.append(f"missing columns {sorted(missing)}")
+    for name, (typ, _) in have.items():
+        want = sql.get(name, "").split()[0:1]
+        if want and typ != want[0]:
+            out.append(f"column {name} is {typ or 'untyped'}, not {want[0]}")
+    if have and have.get("key", ("", 0))[1] != 1 or any(pk for c, (_, pk) in have.items() if c != "key"):
+        out.append("its primary key is not the column key")
+    for table, spec in (("artefacts", ARTEFACT_COLUMNS), ("runs", RUNS_COLUMNS)):
+        if table in info:
+            want = [part.split()[0] for part in spec.split(", ")]
+            if list(info[table]) != want:
+                out.append(f"table {table} has columns {list(info[table])}, not {want}")
+    return out
 
 
 def _check_rows(rows, names) -> None:

@@ -147,6 +147,30 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
     return res
 
 
+def summarize(df, interval: str = "wilson", level: float = LEVEL):
+    """The safe way to average a :func:`dpbench.load_results` frame: :func:`summary_frame`.
+
+    Rows with and without a privacy guarantee are never averaged together: ``guaranteed`` is one of
+    the grouping columns, and the rows without one are labelled ``"<method> (no guarantee)"``
+    (a plain ``df.groupby("method_label")["recovery"].mean()`` mixes them). Failed trials are counted
+    (``failed``), never averaged in.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        From :func:`dpbench.load_results`.
+    interval : {"wilson", "clopper-pearson", "bootstrap"}
+    level : float
+        Confidence level of the intervals.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (setting, method configuration, ε, guaranteed); see :func:`summary_frame`.
+    """
+    return summary_frame(df, interval, level)
+
+
 def aggregate(ok, col: "schema.Column", interval: str = "wilson", level: float = LEVEL) -> dict:
     """The summary fields of one declared column over the ok rows of a group.
 

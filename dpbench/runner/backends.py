@@ -40,7 +40,7 @@ def dask_results(cfg, tasks, scheduler: str | None = None, jobs: int = 1):
         if scheduler:
             try:
                 client = Client(scheduler, timeout="10s")
-            except (OSError, TimeoutError) as exc:
+            except (OSError, TimeoutError, ValueError, TypeError) as exc:  # ValueError: not an address
                 raise UserInputError(f"cannot reach the dask scheduler at {scheduler} ({exc}); check the address "
                                      "or omit --scheduler to start a LocalCluster") from None
         else:
@@ -52,7 +52,34 @@ def dask_results(cfg, tasks, scheduler: str | None = None, jobs: int = 1):
                 yield fut.result()
     finally:
         if cluster is not None:
+            import logging
+
+            # an interrupted run cancels running tasks: the workers' "ended with CancelledError"
+            # warnings are the expected end, not news for the user
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
             cluster.close()
+
+
+def check_scheduler_address(scheduler: str) -> str:
+    """Refuse, before the database is opened, a ``--scheduler`` that is not a dask address (``tcp://host:8786``).
+
+    Raises
+    ------
+    UserInputError
+        dask.distributed is missing, or the text does not parse as an address (the parser's reason named).
+    """
+    try:
+        from distributed.comm.addressing import parse_address, parse_host_port
+    except ImportError:
+        raise UserInputError("--backend dask needs dask.distributed: pip install 'dpbench[dask]'") from None
+    try:
+        scheme, loc = parse_address(scheduler)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(loc)
+    except (ValueError, TypeError) as exc:
+        raise UserInputError(f"--scheduler {scheduler!r} is not a dask scheduler address ({exc}); give e.g. "
+                             "tcp://host:8786, or omit --scheduler to start a LocalCluster") from None
+    return scheduler
 
 
 def _local_cluster(LocalCluster, jobs: int):

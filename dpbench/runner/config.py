@@ -265,7 +265,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("epsilon", to_float, [1.0], "privacy parameter(s) epsilon, e.g. 0.5,1,2 (default 1)", many=True,
            flags=("--eps",)),
     Option("trials", to_int, 10, "trials per setting (default 10)"),
-    Option("draws", to_int, 100, "private outputs per trial (default 100; list: a grid)", grid=True),
+    Option("draws", to_int, 100, "private outputs per trial (default 100; list: a grid); bounded by the run's "
+           "memory estimate, shown before a run above 1 GiB", grid=True),
     Option("seed", to_int, 0, "run seed (default 0)"),
     Option("b_x", to_float, _SETUP.b_x, f"clipping bound on |x_ij| (default {_SETUP.b_x:g}; list, e.g. 0.5,1: "
            "a grid)", grid=True),
@@ -294,7 +295,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("out", to_str, "dpbench-results.db", "results database (SQLite; default dpbench-results.db). "
            "Re-running resumes."),
     Option("json", to_str, None, "also write the summary table as JSON to this path"),
-    Option("jobs", to_int, 1, "trials in parallel on this many processes (joblib); -1: all cores"),
+    Option("jobs", to_int, 1, "trials in parallel on this many processes (joblib), at most the usable cores "
+           "unless --force-jobs; -1: all usable cores"),
     Option("backend", to_str, "serial", "execution backend", choices=("serial", "dask")),
     Option("scheduler", to_str, None, "dask.distributed scheduler address (default: a LocalCluster)"),
 )
@@ -330,7 +332,7 @@ def load_config(path, known: dict | None = None) -> dict:
     if path.is_dir():
         raise UserInputError(f"config file {path} is a directory; give the path of a .toml file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is not TOML syntax
     except FileNotFoundError:
         raise UserInputError(f"config file {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:

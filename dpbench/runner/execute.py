@@ -8,6 +8,7 @@ on job order, on how many jobs run at once or on resuming.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -439,6 +440,20 @@ def uses_oracle(cfg: RunConfig) -> bool:
                                          for m in cfg.methods)
 
 
+def check_solver_used(cfgs, solver) -> None:
+    """Refuse a ``--solver`` the user gave for runs in which nothing calls the best-subset oracle: every
+    row recorded it (``solver=cplex``) as if it had been used.
+
+    Raises
+    ------
+    UserInputError
+    """
+    if not any(uses_oracle(c) or c.estimate is not None for c in cfgs):
+        solver = solver if isinstance(solver, str) else ",".join(solver)
+        raise UserInputError(f"--solver {solver}: none of the methods ({', '.join(cfgs[0].methods)}) nor the "
+                             f"reference ({cfgs[0].reference}) uses the best-subset oracle; drop --solver")
+
+
 def _optimum_objective(trial) -> float | None:
     """The certified best-subset objective if some preparation of this trial computed it."""
     opt = trial.cache.get(("optimum", trial.solver))
@@ -513,13 +528,20 @@ def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, back
     serial = backend != "dask" and jobs <= 1
     if not serial:  # the database connection stays in this thread: load before dispatching
         tasks = [with_prepared(t) for t in tasks]
-    for rows in _results(cfg, tasks, jobs, backend, scheduler, on_event, with_prepared if serial else None):
-        if hasattr(store, "write_artefacts"):
-            store.write_artefacts(getattr(rows, "artefacts", []))
-        store.write(rows)
-        written += len(rows)
-        if on_task_done:
-            on_task_done(rows)
+    from .signals import held
+
+    results = _results(cfg, tasks, jobs, backend, scheduler, on_event, with_prepared if serial else None)
+    # closing(): on an interrupt the generator is closed here, not when the traceback is freed, so
+    # joblib terminates its workers and the dask LocalCluster is closed before the command returns
+    with contextlib.closing(results):
+        for rows in results:
+            with held():  # a signal during the commit is raised after it: the finished trial is kept
+                if hasattr(store, "write_artefacts"):
+                    store.write_artefacts(getattr(rows, "artefacts", []))
+                store.write(rows)
+            written += len(rows)
+            if on_task_done:
+                on_task_done(rows)
     return written
 
 
@@ -531,7 +553,11 @@ def _results(cfg, tasks, jobs, backend, scheduler, on_event=None, load=None):
     elif jobs > 1:
         from joblib import Parallel, delayed
 
-        par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
+        from .signals import ignore_sigint
+
+        # workers ignore SIGINT: Ctrl-C in a terminal reaches the whole process group, and each worker
+        # printed a KeyboardInterrupt traceback; the coordinating process stops them (signals module)
+        par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered", initializer=ignore_sigint)
         yield from par(delayed(run_trial)(cfg, t) for t in tasks)
     else:
         for t in tasks:  # one task's stored preparations in memory at a time
