@@ -361,6 +361,8 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     allowed[fixed] = True
     inW = np.zeros(p, dtype=bool)
     inW[fixed] = True
+    if warm is not None:
+        width = min(width, 2)  # the parent's working set holds the likely entrants; KKT growth adds the rest
     for idx, need in groups:
         idx = np.asarray(idx, dtype=np.int64)
         allowed[idx] = True
