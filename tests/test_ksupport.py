@@ -23,6 +23,7 @@ from dpbench.oracle.ksupport import ksupport_alpha, prox_sq_ksupport, sq_ksuppor
 from dpbench.oracle.outer_approximation import ConstraintSet
 from dpbench.oracle.relaxation import groups_of, relaxation_bound
 from dpbench.score import RidgeScore
+from test_relaxation import _problem
 
 TOL = 1e-9
 
@@ -77,17 +78,6 @@ def test_prox_is_the_minimiser():
     np.testing.assert_allclose(b, [1.0, 0.0, -0.5])
 
 
-def _problem(seed, n=12, p=9, dup=True):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-0.5, 0.5, size=(n, p))
-    if dup:
-        X[:, 1] = X[:, 0]
-    beta = np.zeros(p)
-    beta[rng.choice(p, 3, replace=False)] = rng.normal(0, 1, 3)
-    y = np.clip(X @ beta + 0.3 * rng.normal(size=n), -0.5, 0.5)
-    return X, y
-
-
 def _constraints(rng, p, s, kind):
     perm = rng.permutation(p)
     if kind == "plain":
@@ -103,7 +93,7 @@ def _constraints(rng, p, s, kind):
 def test_prox_bounds_never_exceed_brute_force(lam, r):
     s = 3
     for seed in range(5):
-        X, y = _problem(seed, dup=seed % 2 == 0)
+        X, y = _problem(seed, p=9, dup=seed % 2 == 0)
         score = RidgeScore(X, y, lam=lam, r=r)
         S = np.array(list(itertools.combinations(range(score.p), s)), dtype=np.int64)
         vals = score(S)

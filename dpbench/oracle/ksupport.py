@@ -20,21 +20,27 @@ k-support and cluster norms", section 4):
 * restrict beta to a working set W (the fixed features, the parent's working set, the
   incumbent and the best single-feature gains); with ``G = X_W^T X_W`` and ``c = X_W^T y``
   every iteration is O(|W|^2) and never touches X;
-* FISTA (Beck & Teboulle 2009) with the gradient restart of O'Donoghue & Candes 2015 on
-  ``beta -> ||y - X_W beta||^2`` and the prox of ``(lam + mu) Q`` in closed form
-  (:func:`prox_sq_ksupport`: one sort per group); stop when the duality gap of the W-problem
-  is below ``tol`` (relative) or after ``iters`` iterations (a count: deterministic);
+* an active-set Newton step (:func:`_newton`, :func:`_polish`): for the pattern of beta (head
+  entries with their own weight, a tail sharing one weight, zeros) Q is a quadratic, so the
+  W-problem restricted to it is one linear system; the pattern is corrected as in the
+  feature-sign search of Lee, Battle, Raina & Ng 2007. From the parent's solution this
+  usually solves the W-problem to rounding at once;
+* when it does not, FISTA (Beck & Teboulle 2009) with the gradient restart of O'Donoghue &
+  Candes 2015 on ``beta -> ||y - X_W beta||^2`` and the prox of ``(lam + mu) Q`` in closed
+  form (:func:`prox_sq_ksupport`: one sort per group) moves the pattern, ``chunk`` steps at a
+  time, until the W-problem's relative duality gap is below ``tol`` or ``iters`` steps were
+  taken (counts: deterministic);
 * the l2 bound r enters through its multiplier mu (``Q(beta) <= r^2`` active: the problem is
-  the unconstrained one at ``lam + mu``), found by a few secant steps on
+  the unconstrained one at ``lam + mu``), refitted in each polish by secant steps on
   ``sqrt(Q(beta(mu))) = r``;
 * grow W by the features outside it whose ``(x_j^T alpha)^2`` would enter the top-``need``
   of their group (KKT violations: "gradient screening", only these can enter the relaxed
   solution) and repeat, at most ``rounds`` times.
 
 Compared with the projected gradient on z of :func:`~dpbench.oracle.relaxation.relaxation_alpha`
-(one Cholesky factorisation per trial step, about 100 per node), an iteration here costs a
-few small matrix-vector products: ``benchmarks/bench_node_cost.py`` measures both on the
-same nodes.
+(one Cholesky factorisation per trial step, about 100 per node, stopped well before the
+relaxation's optimum), a node takes a few linear solves and reaches the optimum of its
+relaxation: ``benchmarks/bench_node_cost.py`` measures both on the same nodes.
 """
 
 from __future__ import annotations
