@@ -359,7 +359,8 @@ def cmd_compare(args) -> int:
         with RunProgress(err_console, sum(len(tasks) for _, tasks in plans), jobs=opts["jobs"],
                          backend=opts["backend"]) as progress:
             for cfg, tasks in plans:
-                execute(cfg, store, tasks, on_task_done=progress.task_done, on_event=progress.event,
+                execute(cfg, store, tasks, on_event=progress.event,
+                        on_task_done=lambda rows, params=cfg.method_params: progress.task_done(rows, params),
                         jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
     except KeyboardInterrupt:
         store.close()
