@@ -305,24 +305,24 @@ def _commit() -> str:
         return "unknown"
 
 
-def run_config(name, lam, standardize, stages, cpu_cap, timeout, mem_gb) -> list[dict]:
-    """Measure one configuration in a fresh, capped child process; rows of its finished stages.
+def run_capped(cmd, cpu_cap, timeout, mem_gb) -> dict:
+    """Run ``cmd`` under CPU-time, wall-clock and address-space caps.
 
-    A child stopped at a cap or failing adds a row ``{"stage": <next stage>, "stopped": why}``.
-    CPU seconds of the whole child (``RUSAGE_CHILDREN``) are recorded on every row as ``child_cpu``.
+    Returns ``stdout``, ``stopped`` (None, or why the cap or a failure ended it) and the
+    measurement context: ``load1_start`` / ``load1_end`` (1-minute load average),
+    ``child_wall`` and ``child_cpu`` (user + system seconds of the child, ``RUSAGE_CHILDREN``,
+    also when it was stopped), the caps and the date.
     """
     def limit():  # a run that needs more fails instead of swapping or hogging the shared machine
         cap = int(mem_gb * 2**30)
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_cap), int(cpu_cap) + 5))  # SIGXCPU ends it
 
-    spec = json.dumps([name, lam, standardize, list(stages)])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load0, t0 = _load1(), time.perf_counter()
     stopped = None
     try:
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", spec], capture_output=True,
-                             text=True, timeout=timeout, preexec_fn=limit)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, preexec_fn=limit)
         stdout = out.stdout
         if out.returncode == -signal.SIGXCPU:
             stopped = f"stopped at the {cpu_cap:g} CPU-s cap (benchmark safety net, not a result)"
@@ -332,16 +332,83 @@ def run_config(name, lam, standardize, stages, cpu_cap, timeout, mem_gb) -> list
         stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         stopped = f"stopped at the {timeout:g} s wall-clock cap (benchmark safety net, not a result)"
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    child_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"stdout": stdout, "stopped": stopped, "load1_start": load0, "load1_end": _load1(),
+            "child_wall": time.perf_counter() - t0,
+            "child_cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+            "cap_s": timeout, "cpu_cap_s": cpu_cap, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def run_config(name, lam, standardize, stages, cpu_cap, timeout, mem_gb) -> list[dict]:
+    """Measure one configuration in a fresh, capped child process; rows of its finished stages.
+
+    A child stopped at a cap or failing adds a row ``{"stage": <next stage>, "stopped": why}``.
+    Every row carries the context of :func:`run_capped` (load, child CPU seconds, caps, date).
+    """
+    spec = json.dumps([name, lam, standardize, list(stages)])
+    run = run_capped([sys.executable, os.path.abspath(__file__), "--child", spec], cpu_cap, timeout, mem_gb)
+    stdout, stopped = run.pop("stdout"), run.pop("stopped")
     rows = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
-    common = {"load1_start": load0, "load1_end": _load1(), "child_wall": time.perf_counter() - t0,
-              "child_cpu": child_cpu, "cap_s": timeout, "cpu_cap_s": cpu_cap,
-              "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     if stopped:
-        order = ["optimum"] + [st for st in ("mistakes", "topr", "l0bnb") if st in stages]
+        order = ["optimum"] + [st for st in (*METHODS, "l0bnb") if st in stages]
         nxt = order[len(rows)] if len(rows) < len(order) else "?"
         rows.append({"set": name, "lam": float(lam), "standardize": standardize, "stage": nxt, "stopped": stopped})
-    return [{**r, **common} for r in rows]
+    return [{**r, **run} for r in rows]
+
+
+#: The main job of issue 22's "Done when", per data set (defaults: Lambda 10, ``standardize``).
+COMPARE = ("compare --methods topr,mistakes,mcmc --dataset {name} --s 5 --trials 1 --draws 20 --delta 1e-6 "
+           "--out {db} --json {js}")
+
+
+def run_compare(name, cpu_cap, timeout, mem_gb, workdir) -> dict:
+    """One ``dpbench compare`` (:data:`COMPARE`) in a capped child: seconds, CPU and per-method rows.
+
+    Returns a row with ``stage = "compare"``: the command's wall and CPU seconds, and per method
+    its preparation seconds (``prep_s``: the summary's median per-trial preparation), guarantee
+    and uncertified count, read from the command's ``--json`` summary.
+    """
+    db, js = Path(workdir) / f"{name}.db", Path(workdir) / f"{name}.json"
+    for f in (db, js):
+        f.unlink(missing_ok=True)
+    args = COMPARE.format(name=name, db=db, js=js)
+    run = run_capped([sys.executable, "-m", "dpbench.cli", *args.split()], cpu_cap, timeout, mem_gb)
+    run.pop("stdout")
+    row = {"set": name, "standardize": "standardize", "lam": 10.0, "stage": "compare",
+           "command": "dpbench " + args.split(" --out")[0], **run}
+    if row["stopped"] is None and js.exists():
+        for r in json.loads(js.read_text()):  # a method may have a row with and one without guarantee
+            m = row.setdefault(r["method"], {"prep_s": 0.0, "guarantee": [], "uncertified": 0, "failed": 0})
+            m["prep_s"] = max(m["prep_s"], r["time_median_s"] or 0.0)
+            m["guarantee"].append(r["guarantee"])
+            m["uncertified"] += r["uncertified"]
+            m["failed"] += r["failed"]
+    return row
+
+
+def compare_report(rows: list[dict]) -> str:
+    """A Markdown table of :func:`run_compare` rows, with the median and worst topr + mistakes time."""
+    lines = ["| set | command s | CPU s | mistakes prep s | topr prep s | topr + mistakes s | certified | load |",
+             "|" + "---|" * 8]
+    both = []
+    for r in rows:
+        if r.get("stage") != "compare":
+            continue
+        if r["stopped"]:
+            lines.append(f"| {r['set']} | > {r['child_wall']:.0f} ({r['stopped'].split('(')[0].strip()}) | "
+                         f"{r['child_cpu']:.0f} | | | | no | {r['load1_start']:.1f} |")
+            continue
+        m, tp = r.get("mistakes", {}), r.get("topr", {})
+        cert = bool(m and tp and not m["uncertified"] and not tp["uncertified"] and not m["failed"] + tp["failed"])
+        total = m.get("prep_s", float("nan")) + tp.get("prep_s", float("nan"))
+        if cert:
+            both.append(total)
+        lines.append(f"| {r['set']} | {r['child_wall']:.1f} | {r['child_cpu']:.1f} | {m.get('prep_s', float('nan')):.1f} | "
+                     f"{tp.get('prep_s', float('nan')):.1f} | {total:.1f} | {'yes' if cert else 'NO'} | "
+                     f"{r['load1_start']:.1f} |")
+    if both:
+        lines.append(f"\ncertified on {len(both)} sets: topr + mistakes preparation median {np.median(both):.1f} s, "
+                     f"worst {max(both):.1f} s (targets: <= 60 s median, <= 180 s worst, all certified)")
+    return "\n".join(lines)
 
 
 def key(row) -> tuple:
@@ -433,6 +500,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="write the rows (JSON, rewritten after each configuration)")
     ap.add_argument("--before", help=f"stored rows of an earlier version, side by side (e.g. {BEFORE.name})")
     ap.add_argument("--report", help="print the table of stored rows (JSON) instead of measuring")
+    ap.add_argument("--compare", action="store_true",
+                    help="instead: run issue 22's main job (dpbench compare topr,mistakes,mcmc, 1 trial, 20 draws, "
+                         "the defaults) per set, under the same caps")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -441,6 +511,9 @@ def main(argv=None) -> int:
     before = json.loads(Path(a.before).read_text())["rows"] if a.before else None
     if a.report:
         doc = json.loads(Path(a.report).read_text())
+        if any(r.get("stage") == "compare" for r in doc["rows"]):
+            print(compare_report(doc["rows"]))
+            return 0
         print(report(doc["rows"], before))
         print(json.dumps(summary(doc["rows"]), indent=1))
         return 0
@@ -451,6 +524,19 @@ def main(argv=None) -> int:
     stages = _csv(a.stages, STAGES)
     doc = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": _commit(),
            "cores": os.cpu_count(), "load1_start": _load1(), "cpu_cap_s": a.cpu_cap, "cap_s": timeout, "rows": []}
+    if a.compare:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as work:
+            for name in sets:
+                row = run_compare(name, a.cpu_cap, timeout, a.mem_gb, work)
+                doc["rows"].append(row)
+                print(compare_report([row]).splitlines()[2], flush=True)
+                if a.out:
+                    doc["load1_end"] = _load1()
+                    Path(a.out).write_text(json.dumps(doc, indent=1))
+        print(compare_report(doc["rows"]))
+        return 0
     for std in stds:
         for lam in lams:
             for name in sets:

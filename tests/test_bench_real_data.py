@@ -102,3 +102,15 @@ def test_l0bnb_finds_the_certified_optimum_on_hitters(bench, hitters_rows):
     trial = bench.make_trial("hitters", 120.0, "standardize")
     res = bench.l0bnb_optimum(trial.problem.X, trial.problem.y, 5, 120.0)
     assert res["support"] == hitters_rows[0]["support"] and res["solves"] >= 1
+
+
+def test_compare_mode_reads_the_commands_summary(bench, tmp_path):
+    """Issue 22's main job on hitters through the CLI: per-method preparation and certification."""
+    row = bench.run_compare("hitters", cpu_cap=120, timeout=600, mem_gb=6, workdir=tmp_path)
+    assert row["stopped"] is None, row
+    assert row["command"].startswith("dpbench compare --methods topr,mistakes,mcmc --dataset hitters --s 5")
+    for method in ("topr", "mistakes", "mcmc"):
+        assert row[method]["uncertified"] == 0 and row[method]["failed"] == 0 and row[method]["prep_s"] >= 0
+    assert row["topr"]["guarantee"] == ["pure ε=1"]
+    text = bench.compare_report([row])
+    assert "| hitters |" in text and "| yes |" in text and "certified on 1 sets" in text
