@@ -58,3 +58,22 @@ def test_progress_prints_one_line_per_uncertified_method():
     assert len(lines) == 1, buf.getvalue()
     assert "topr on khan s=5 trial 0" in lines[0] and "--param topr.node_limit=500 (now 50;" in lines[0]
     assert "trial 1/1 done" in buf.getvalue()
+
+
+def test_the_limit_the_selector_names_is_used():
+    """A selector's own ``raise_limit`` diagnostic wins; a backend limit is spelt as compare takes it."""
+    row = _row("mistakes", "level 4 minimum not certified: work_limit (node limit)")
+    row["diagnostics"]["raise_limit"] = {"param": "mistakes.node_limit", "now": 300, "suggest": 3000,
+                                         "option": "--param mistakes.node_limit=3000"}
+    text = uncertified_advice(row)
+    assert "level 4 minimum not certified" in text and "--param mistakes.node_limit=3000 (now 300)" in text
+    row = _row("topr", "the optimum S1 not certified: work_limit")
+    row["config"] = {"solver": "highs"}
+    row["diagnostics"]["raise_limit"] = {"param": "node_limit", "now": 500, "suggest": 5000,
+                                         "option": "--solver-param node_limit=5000"}
+    assert "--param highs.node_limit=5000 (now 500)" in uncertified_advice(row)
+    # a reason that already gives the option and the retry flag is not repeated
+    reason = "level 5 minimum not certified; raise it (e.g. --param topr.node_limit=90) and rerun with --retry-uncertified"
+    row = _row("topr", reason)
+    row["diagnostics"]["raise_limit"] = {"param": "topr.node_limit", "now": 9, "suggest": 90}
+    assert uncertified_advice(row).endswith(reason)

@@ -48,6 +48,10 @@ def work_limits(method: str) -> dict:
 def uncertified_advice(row: dict, method_params: dict | None = None, where: str | None = None) -> str | None:
     """One line saying why ``row`` is uncertified and which ``--param`` to raise; None if certified.
 
+    The limit is the one the selector names in its diagnostics (``raise_limit``: ``param``,
+    ``now``, ``suggest``), else the first of its declared work budgets that its ``reason``
+    mentions, else its first declared work budget (:func:`work_limits`).
+
     Parameters
     ----------
     row : dict
@@ -68,19 +72,30 @@ def uncertified_advice(row: dict, method_params: dict | None = None, where: str 
     if row.get("status") != "uncertified":
         return None
     label = row.get("label") or row.get("method") or "?"
-    diag = row.get("diagnostics") or {}
-    reason = diag.get("reason") if isinstance(diag, dict) else None
-    reason = str(reason) if reason else "the selector gave no reason"
-    limits = work_limits(label)
-    named = [n for n in limits if re.search(rf"\b{re.escape(n)}\b", reason)]
+    diag = row.get("diagnostics") if isinstance(row.get("diagnostics"), dict) else {}
+    reason = str(diag["reason"]) if diag.get("reason") else "the selector gave no reason"
     where = where or f"{row.get('data', '?')} trial {row.get('trial', '?')}"
     text = f"{label} on {where}: uncertified, so its rows say 'none: uncertified' (not private): {reason}"
+    given = diag.get("raise_limit")
+    if isinstance(given, dict) and given.get("param") and given.get("suggest") is not None:
+        # the selector named the limit that stopped it (toplist.limit_advice): a selector
+        # parameter "topr.node_limit", or a parameter of the oracle backend "node_limit", which
+        # dpbench compare takes as --param <solver>.node_limit
+        param = str(given["param"])
+        if "." not in param:
+            param = f"{(row.get('config') or {}).get('solver') or 'highs'}.{param}"
+        option = f"--param {param}={given['suggest']}"
+        if option in reason and "--retry-uncertified" in reason:
+            return text
+        return f"{text}; raise the work limit: {option} (now {given.get('now')}), with --retry-uncertified"
+    limits = work_limits(label)
+    named = [n for n in limits if re.search(rf"\b{re.escape(n)}\b", reason)]
     if not limits:
         return text
     name = (named or list(limits))[0]
     method = selector_name(label)  # --param names the selector; it applies to all its variants
-    given = (method_params or {}).get(label) or (method_params or {}).get(method) or {}
-    now = given.get(name, limits[name])
+    run_params = (method_params or {}).get(label) or (method_params or {}).get(method) or {}
+    now = run_params.get(name, limits[name])
     try:
         suggest = f"{int(float(now) * RAISE_FACTOR)}"
     except (TypeError, ValueError, OverflowError):
