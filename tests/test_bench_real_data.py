@@ -72,11 +72,19 @@ def test_work_counter_counts_outer_oracle_calls(bench):
 
 def test_capped_configuration_is_reported_not_dropped(bench):
     # 1 CPU second cannot even import the project: the child is stopped and the row says so
-    rows = bench.run_config("hitters", 120.0, "standardize", ("optimum",), cpu_cap=1, timeout=120, mem_gb=6)
+    rows = bench.run_config([("hitters", 120.0, "standardize")], ("optimum",), cpu_cap=1, timeout=120, mem_gb=6)
     assert len(rows) == 1 and rows[0]["stage"] == "optimum" and "1 CPU-s cap" in rows[0]["stopped"]
     assert rows[0]["load1_start"] >= 0 and rows[0]["child_cpu"] >= 0.5
     assert bench._cell(rows[0]) == "> 1 cpu-s cap"
     assert bench.summary(rows)["standardize lam=120"]["optimum_certified"] == 0
+
+
+def test_batched_configurations_keep_their_rows(bench):
+    rows = bench.run_config([("hitters", 120.0, "standardize"), ("diabetes", 10.0, "dpsis")], ("optimum",),
+                            cpu_cap=60, timeout=300, mem_gb=6)
+    assert [(r["set"], r["standardize"], r["lam"], r["stage"]) for r in rows] == \
+           [("hitters", "standardize", 120.0, "optimum"), ("diabetes", "dpsis", 10.0, "optimum")]
+    assert all(r["certified"] and "stopped" not in r for r in rows)
 
 
 def test_summary_and_report_of_stored_rows(bench, hitters_rows, tmp_path, capsys):
