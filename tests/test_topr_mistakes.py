@@ -339,6 +339,41 @@ def test_uncertified_oracle_gives_uncertified_draws(monkeypatch):
         assert d.supports.shape == (10, 3)
 
 
+class WorkLimitedSession(CountingSession):
+    """Every level call (overlap, or one root of it) stops at its deterministic node limit."""
+
+    def solve(self, **kw):
+        res = self.inner.solve(**kw)
+        self.calls.append(kw)
+        if kw.get("overlap") is not None or len(kw.get("fixed_out", ())):
+            return OracleResult(res.support, res.objective, res.objective - 1.0, "work_limit", 1, 0.0,
+                                "work limit reached (node_limit = 7 branch-and-bound nodes)")
+        return res
+
+
+def test_work_limited_preparation_says_which_limit_to_raise(monkeypatch):
+    """Issue 22: an uncertified preparation names the call, its status and the parameter to raise
+    (with the selector's current value and a suggestion ten times larger)."""
+    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    trial = make_trial(toeplitz_problem(60, 9, 3, 0))
+    _instrument(trial, WorkLimitedSession)
+    for sel, name in ((TopR(enum_limit=0, node_limit=7), "topr"), (Mistakes(node_limit=7), "mistakes")):
+        d = sel.draw(trial, sel.prepare(trial, None), 1.0, 4, np.random.default_rng(0))
+        assert d.certified is False
+        assert "work_limit" in d.diagnostics["reason"] and f"{name}.node_limit" in d.diagnostics["reason"]
+        assert d.diagnostics["raise_limit"] == {"param": f"{name}.node_limit", "now": 7, "suggest": 70,
+                                                "option": f"--param {name}.node_limit=70"}
+
+
+def test_time_limited_preparation_names_no_work_limit(monkeypatch):
+    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    trial = make_trial(toeplitz_problem(60, 9, 3, 0))
+    _instrument(trial, TimeLimitedSession)
+    d = Mistakes().draw(trial, Mistakes().prepare(trial, None), 1.0, 4, np.random.default_rng(0))
+    assert "level 2 minimum not certified: time_limit" in d.diagnostics["reason"]
+    assert "raise_limit" not in d.diagnostics
+
+
 class DeepLevelsTimeLimited(CountingSession):
     """Levels t >= 3 stop at their time limit with a valid lower bound just below the optimum."""
 

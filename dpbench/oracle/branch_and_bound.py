@@ -218,8 +218,9 @@ class BranchAndBound:
         from ..supports import iter_supports
 
         tick = itertools.count()
-        # Entries (bound, tick, F, C, start, m, alpha): alpha is a dual point of the k-support
-        # relaxation inherited from the parent (or None), valid for every node (relaxation.py).
+        # Entries (bound, tick, F, C, start, m, parent): parent is None or (alpha, warm), alpha a dual
+        # point of the k-support relaxation inherited from the parent, valid for every node
+        # (relaxation.py), warm the parent's primal (W, beta_W) of the "prox" relaxation (or None).
         heap = [(-np.inf, next(tick), F, C, 0, m, None) for F, C, m in roots(cons)]
         heapq.heapify(heap)
         pruned = np.inf  # smallest bound of anything discarded by bound
@@ -238,7 +239,8 @@ class BranchAndBound:
                 return min(top, pruned), halt, nodes
             if target.stop():
                 return min(top, pruned), "stopped", nodes
-            lb_parent, _, F, Cfull, start, m, alpha_parent = heapq.heappop(heap)
+            lb_parent, _, F, Cfull, start, m, parent = heapq.heappop(heap)
+            alpha_parent, warm_parent = parent if parent is not None else (None, None)
             C = Cfull[start:]
             nodes += 1
             if m == 0:
@@ -316,13 +318,13 @@ class BranchAndBound:
                     self._relax_budget -= 1
                     if alpha_parent is not None:
                         self._relax_alphas = self._relax_alphas[-2:] + [alpha_parent]
-                    rb, per = self._relax_node(F, C, m)
-                    dual = self._relax_alphas[-1]
+                    rb, per, warm = self._relax_node(F, C, m, warm_parent)
+                    dual = (self._relax_alphas[-1], warm)
                 else:
                     # Node relaxations used up: the parent's dual point still bounds this node and
                     # screens its candidates in O(n p), without a solve.
                     rb, per = self._dual_node(alpha_parent, F, C, m)
-                    dual = alpha_parent
+                    dual = parent
                 lb = max(lb, rb)
                 if not open_(lb):
                     pruned = min(pruned, lb)
@@ -363,7 +365,7 @@ class BranchAndBound:
                         Cs, child = Cr, child_r  # the order with fewer open children
             if dual is not None:
                 # Children in decreasing a^2 of the node's dual point, bounded in closed form.
-                Ca, child_a = self._dual_children(dual, F, C, m)
+                Ca, child_a = self._dual_children(dual[0], F, C, m)
                 b_ = bar()
                 if not np.isfinite(b_) or (np.maximum(child_a, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
                     Cs, child = Ca, child_a
@@ -392,7 +394,9 @@ class BranchAndBound:
         from .relaxation import child_bounds
 
         sc = self.score
-        return child_bounds(sc.X.T @ alpha, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, C, m)
+        last = getattr(self, "_relax_a", None)
+        a = last[1] if last is not None and last[0] is alpha else sc.X.T @ alpha
+        return child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, C, m)
 
     # ------------------------------------------------------------- threshold enumeration
     def supports_below(self, threshold, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(), time_limit=None,

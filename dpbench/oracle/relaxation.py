@@ -496,7 +496,8 @@ def _relaxation_alpha(score, fixed, groups, start, width, rounds, iters):
     return alpha
 
 
-def relaxation_bound(score, fixed, groups, *, alphas=(), start=(), per_feature=False, **kw):
+def relaxation_bound(score, fixed, groups, *, alphas=(), start=(), per_feature=False, method="pg", warm=None,
+                     with_warm=False, **kw):
     """Best bound (*) over the relaxation's alpha and any extra dual points.
 
     Parameters
@@ -509,8 +510,18 @@ def relaxation_bound(score, fixed, groups, *, alphas=(), start=(), per_feature=F
         Passed to :func:`relaxation_alpha`.
     per_feature : bool
         Also return the per-feature bounds of :func:`dual_bounds` (max over the points).
+    method : {"pg", "prox"}
+        How the relaxation's own alpha is chosen: ``"pg"`` the projected gradient on the
+        relaxed indicators (:func:`relaxation_alpha`), ``"prox"`` the active-set FISTA with the
+        exact k-support prox (:func:`dpbench.oracle.ksupport.ksupport_alpha`, about ten times
+        cheaper per node). Both are valid for any accuracy; they differ in cost and strength.
+    warm : (int array, ndarray, float) or None
+        ``"prox"`` only: a previous ``(W, beta_W, mu)`` (e.g. the parent node's) to start from.
+    with_warm : bool
+        Also return, last, ``(warm, a)``: the ``(W, beta_W, mu)`` of this solve (``"prox"``;
+        None for ``"pg"``) and ``X^T alpha`` (p,) of the returned alpha (saves a product).
     **kw
-        Passed to :func:`relaxation_alpha`.
+        Passed to :func:`relaxation_alpha` or :func:`~dpbench.oracle.ksupport.ksupport_alpha`.
 
     Returns
     -------
@@ -519,8 +530,28 @@ def relaxation_bound(score, fixed, groups, *, alphas=(), start=(), per_feature=F
         The dual point achieving the bound, scaled by its best t (reuse it as a warm start
         or turn it into an OA cut with :func:`dual_cut`).
     per : ndarray (p,), only with ``per_feature``
+    (warm, a) : only with ``with_warm``
     """
-    A = [relaxation_alpha(score, fixed, groups, start=start, **kw)] + [np.asarray(x, float) for x in alphas]
+    if method == "prox":
+        # One BLAS thread for the whole node, the O(n p) products included: on the shared 2-core
+        # machine their thread hand-offs cost more than the arithmetic (see relaxation_alpha).
+        with _one_blas_thread():
+            return _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, warm, with_warm, kw)
+    return _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, warm, with_warm, kw)
+
+
+def _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, warm, with_warm, kw):
+    """The body of :func:`relaxation_bound` (same arguments)."""
+    new_warm = None
+    if method == "prox":
+        from .ksupport import ksupport_alpha
+
+        own, new_warm = ksupport_alpha(score, fixed, groups, start=start, warm=warm, **kw)
+    elif method == "pg":
+        own = [relaxation_alpha(score, fixed, groups, start=start, **kw)]
+    else:
+        raise ValueError(f"relaxation_bound: unknown method {method!r} (use 'pg' or 'prox')")
+    A = own + [np.asarray(x, float) for x in alphas]
     A = np.stack(A, axis=1)  # (n, B)
     a = (score.X.T @ A).T
     ay = score.y @ A
@@ -531,6 +562,5 @@ def relaxation_bound(score, fixed, groups, *, alphas=(), start=(), per_feature=F
     # the scaled point (for warm starts / cuts)
     _, t = _best_scale(ay[i], aa[i], dual_norm(a[i][None], fixed, groups)[0], score.lam, score.r)
     alpha = A[:, i] * float(t)
-    if per_feature:
-        return float(b[i]), alpha, out[1].max(axis=0)
-    return float(b[i]), alpha
+    ret = (float(b[i]), alpha) + ((out[1].max(axis=0),) if per_feature else ())
+    return ret + ((new_warm, a[i] * float(t)),) if with_warm else ret

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from ..base import OracleResult, OracleSession
+from ..errors import UserInputError
 from .bounds import NodeBounds
 from .branch_and_bound import BranchAndBound
 from .constraints import ConstraintSet, count_feasible, require_positive_lam
@@ -30,6 +31,10 @@ from .limits import (_LIMIT_MESSAGES, FIRST_MASTER_NODES, GERSHGORIN_NODES, MAST
 #: Branch and bound over the screened survivors runs on their own columns when they are at
 #: most 1/RESTRICT_FACTOR of the features (:meth:`OASession._restrict`).
 RESTRICT_FACTOR = 16
+
+
+#: Work counts of one "prox" node relaxation (:func:`dpbench.oracle.ksupport.ksupport_alpha`).
+PROX_NODE = dict(width=40, rounds=6, iters=200, tol=1e-7)
 
 
 class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
@@ -53,13 +58,15 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         Pool cuts seeded into each master (the strongest at the incumbent).
     """
 
+    PROX_NODE = PROX_NODE
+
     def __init__(self, score, s, backend, solve_master, *, screen=True, max_cut_mb=200.0, master_cuts=40,
                  screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=1_500_000, leaf_limit=20_000,
                  node_limit=NODE_LIMIT, master_iterations=MASTER_ITERATIONS,
                  master_node_limit=MASTER_NODE_LIMIT, safety_time_limit=SAFETY_TIME_LIMIT, gershgorin=True,
                  relax_after=1, relax_cand=200, relax_bnb=1000, relax_bnb_max=math.inf, relax_nodes=2000,
                  relax_overlap_nodes=2000, relax_overlap_after=300, gershgorin_nodes=GERSHGORIN_NODES,
-                 first_master_nodes=FIRST_MASTER_NODES):
+                 first_master_nodes=FIRST_MASTER_NODES, relax_method="prox"):
         super().__init__(score, s)
         require_positive_lam(score, backend)
         # Everything but the data, to open the same session over a subset of the columns (_on_columns).
@@ -70,7 +77,8 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
                              gershgorin=gershgorin, relax_after=relax_after, relax_cand=relax_cand,
                              relax_bnb=relax_bnb, relax_bnb_max=relax_bnb_max, relax_nodes=relax_nodes,
                              relax_overlap_nodes=relax_overlap_nodes, relax_overlap_after=relax_overlap_after,
-                             gershgorin_nodes=gershgorin_nodes, first_master_nodes=first_master_nodes)
+                             gershgorin_nodes=gershgorin_nodes, first_master_nodes=first_master_nodes,
+                             relax_method=relax_method)
         self.backend = backend
         self.solve_master = solve_master
         self.screen = screen
@@ -110,10 +118,14 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         self.relax_overlap_nodes = relax_overlap_nodes
         self.relax_overlap_after = relax_overlap_after
         self.gershgorin_nodes = int(gershgorin_nodes)
+        if relax_method not in ("pg", "prox"):
+            raise UserInputError(f"relax_method = {relax_method!r}: use 'prox' (active-set FISTA, the default) or 'pg'")
+        self.relax_method = relax_method
         self._relax_delay = 0  # nodes a search processes before its first node relaxation
         self._relax_budget = 0  # node relaxations left in the current branch and bound
         self._relax_alphas: list = []  # recent node dual points (warm starts, all valid)
         self._relax_lb = None  # per-feature k-support bounds of the current call (_relax_root)
+        self._relax_a = None  # (alpha, X^T alpha) of the last node relaxation (_dual_children reuses it)
 
     # ------------------------------------------------------------- cuts and scores
     def _add_cuts(self, supports):
@@ -520,6 +532,8 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
 
         sc = self.score
         fixed, groups = groups_of(cons)
+        if self.relax_method == "prox":  # the pg work counts in kw do not apply; prox solves to its tolerance
+            kw = dict(self.PROX_NODE, method="prox")
         bound, alpha, per = relaxation_bound(sc, fixed, groups, start=S, per_feature=True, **kw)
         self._relax_lb = per
         a = sc.X.T @ alpha
@@ -529,18 +543,30 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         self.cuts.add([key], np.array([const]), W[None])
         return (key if key in self.cuts.index else None), bound
 
-    def _relax_node(self, F, C, m):
+    def _relax_node(self, F, C, m, warm=None):
         """k-support dual bound of a branch-and-bound node (F fixed in, m more from C).
 
         Warm-started from the last dual points (any alpha is valid, so the pool only affects
-        strength). Returns (bound, per (p,)): ``per[j]`` bounds the node's supports containing j.
+        strength) and, with ``relax_method = "prox"``, from the parent's primal solution
+        ``warm = (W, beta_W)``. Returns (bound, per (p,), warm): ``per[j]`` bounds the node's
+        supports containing j; ``warm`` is this node's ``(W, beta_W)`` for its children (None
+        for ``"pg"``).
         """
         from .relaxation import relaxation_bound
 
-        # iters = 15 (was 30): the same nodes to +0.8 % on gravier, su, gordon, shipp, subramanian and
-        # half the relaxed solves (gravier 36 256 vs 71 158: 44 s vs 61 s); christensen 1243 vs 914 nodes
-        # but 19 057 vs 29 279 solves. Counts, so deterministic either way.
-        b, alpha, per = relaxation_bound(self.score, F, [(C, m)], alphas=self._relax_alphas[-3:], per_feature=True,
-                                         width=20, rounds=3, iters=15)
+        if self.relax_method == "pg":
+            # iters = 15 (was 30): the same nodes to +0.8 % on gravier, su, gordon, shipp, subramanian and
+            # half the relaxed solves (gravier 36 256 vs 71 158: 44 s vs 61 s); christensen 1243 vs 914 nodes
+            # but 19 057 vs 29 279 solves. Counts, so deterministic either way.
+            kw = dict(width=20, rounds=3, iters=15)
+        else:
+            kw = dict(self.PROX_NODE, warm=warm)
+        # "prox" solves the node's relaxation to its tolerance, so older dual points cannot raise the
+        # node bound (the relaxation's optimum is the largest dual value) and they cost an O(n p)
+        # product and per-feature bounds each: none (Khan, Lambda = 10: 155 nodes without, 158 with one).
+        extra = self._relax_alphas[-3:] if self.relax_method == "pg" else ()
+        b, alpha, per, (warm_out, a) = relaxation_bound(self.score, F, [(C, m)], alphas=extra, per_feature=True,
+                                                        method=self.relax_method, with_warm=True, **kw)
         self._relax_alphas = (self._relax_alphas + [alpha])[-3:]
-        return b, per
+        self._relax_a = (alpha, a)
+        return b, per, warm_out

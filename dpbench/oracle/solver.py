@@ -26,6 +26,9 @@ OA_PARAMS = {
                                "oracle call (deterministic; status work_limit)", int),
     "master_node_limit": Param(MASTER_NODE_LIMIT, "work limit: MILP nodes of one master solve, passed to "
                                "the backend (deterministic with one thread)", int),
+    "relax_method": Param("prox", "node relaxation of the branch and bound: 'prox' (active-set FISTA with the "
+                          "exact k-support prox, warm-started from the parent) or 'pg' (the former projected "
+                          "gradient on the relaxed indicators; comparisons)", str),
     "safety_time_limit": Param(SAFETY_TIME_LIMIT, "wall-clock safety net in seconds per oracle call; only "
                                "for runaway calls, reported as status time_limit (machine-dependent)", float),
 }

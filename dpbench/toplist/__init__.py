@@ -41,7 +41,7 @@ import numpy as np
 from ..base import OracleResult
 from ..oracle.threshold import overlap_by_roots
 from ..supports import iter_supports, single_swaps, support_index  # noqa: F401 (support_index: re-export)
-from ..oracle.limits import lexmin, tie_bar
+from ..oracle.limits import NODE_LIMIT, lexmin, tie_bar
 
 #: Chunk of supports scored per call when enumerating a swap level.
 _CHUNK = 200_000
@@ -64,6 +64,67 @@ SWAP_LEVEL_NODE_LIMIT = 20_000
 
 #: The reason an uncertified topr / mistakes preparation gives in its diagnostics.
 UNCERTIFIED_CALL = "an oracle call was not certified optimal (work limit, safety time limit or error)"
+
+#: Factor by which :func:`limit_advice` suggests raising a deterministic work limit that stopped a call.
+RAISE_FACTOR = 10
+
+
+def limit_advice(selector: str, what: str, status: str, message: str, node_limit: int | None,
+                 solver_limit: bool = False):
+    """Why a preparation is uncertified and which work limit to raise (issue 22, item 4).
+
+    Parameters
+    ----------
+    selector : str
+        ``"topr"`` or ``"mistakes"`` (the parameter's owner in ``--param``).
+    what : str
+        The call that stopped, e.g. ``"level 4 minimum"``.
+    status, message : str
+        The call's :class:`~dpbench.base.OracleResult` / ``ThresholdResult`` status and message.
+    node_limit : int or None
+        The selector's ``node_limit`` (None: the backend's default applied).
+    solver_limit : bool
+        The call ran with the backend's own ``node_limit`` (the optimum S1), so the advice
+        names ``--solver-param node_limit``.
+
+    Returns
+    -------
+    reason : str
+        One line: the call, its status and message, and what to raise.
+    raise_limit : dict or None
+        ``{"param", "now", "suggest", "option"}`` for a deterministic work limit
+        (``suggest = RAISE_FACTOR * now``; ``option`` the command-line spelling); None when
+        the call stopped for another reason (safety time limit, error), where raising a work
+        limit would not help.
+    """
+    reason = f"{what} not certified: {status} ({message})" if message else f"{what} not certified: {status}"
+    if status != "work_limit":
+        if status == "time_limit":
+            reason += "; the wall-clock safety net stopped it (--solver-param safety_time_limit=...)"
+        return reason, None
+    if solver_limit or node_limit is None:
+        now = NODE_LIMIT if node_limit is None else int(node_limit)
+        param, option = "node_limit", f"--solver-param node_limit={RAISE_FACTOR * now}"
+    else:
+        now = int(node_limit)
+        param, option = f"{selector}.node_limit", f"--param {selector}.node_limit={RAISE_FACTOR * now}"
+    reason += f"; raise {param} above {now} (e.g. {option}) and rerun with --retry-uncertified"
+    return reason, {"param": param, "now": now, "suggest": RAISE_FACTOR * now, "option": option}
+
+
+def level_minima_advice(trial, selector: str, solver=None, node_limit=None):
+    """:func:`limit_advice` for the first uncertified value behind :func:`level_minima` (S1, then
+    the levels in order; all cached, so no new oracle call), or ``(None, None)`` if all are
+    certified."""
+    name = solver_name(trial, solver)
+    opt = optimum(trial, name)
+    if not opt.certified:
+        return limit_advice(selector, "the optimum S1", opt.status, opt.message, None, solver_limit=True)
+    for t in range(2, max_level(trial.p, trial.s) + 1):
+        res = level_optimum(trial, t, name, node_limit=node_limit)
+        if not res.certified:
+            return limit_advice(selector, f"level {t} minimum", res.status, res.message, node_limit)
+    return None, None
 
 
 def solver_name(trial, solver) -> str:

@@ -31,7 +31,7 @@ from ..base import ThresholdResult
 from ..oracle.limits import tie_bar
 from ..oracle.threshold import supports_below_by_calls
 from . import (CLOSED_FORM, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _limit, enumerate_level, lex_order, level_optimum,
-               level_size, max_level, optimum, single_swap_scores, solver_name)
+               level_size, limit_advice, max_level, optimum, single_swap_scores, solver_name)
 
 
 class _Explicit:
@@ -71,6 +71,8 @@ class _Stream:
         self.certified = res.certified
         if not res.certified:
             self.stats["uncertified_calls"] += 1
+            what = f"level {self.t} minimum" if not self.taken else f"level {self.t}, member {len(self.taken) + 1}"
+            self.stats.setdefault("first_uncertified", {})[self.t] = (what, res.status, res.message)
         # The latest call's bound holds for every member of the level not yet taken.
         self.lower = float(res.lower_bound)
         if res.support is None:
@@ -313,15 +315,25 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
         "seed_supports_scored": int(seeded.get("scored", 0)),
     }
     bad = [t for t, res in thresholded.items() if not res.certified and not res.lower_bound > rth]
+    advice = (None, None)
     if bad:  # first: an incomplete level can also be why fewer than R supports were found
         res = thresholded[bad[0]]
-        hint = "; raise node_limit" if res.status == "work_limit" else ""
-        diag["reason"] = f"threshold enumeration of level {bad[0]} incomplete ({res.message}{hint})"
+        advice = limit_advice("topr", f"threshold enumeration of level {bad[0]}", res.status, res.message, node_limit)
     elif not complete:
         diag["reason"] = ("extra oracle-call budget exhausted (raise max_calls)" if stats["budget_exhausted"]
                           else "fewer than R supports found")
     elif not certified:
-        diag["reason"] = UNCERTIFIED_CALL
+        spoilt = stats.get("first_uncertified", {})
+        if not opt.certified:
+            advice = limit_advice("topr", "the optimum S1", opt.status, opt.message, None, solver_limit=True)
+        elif spoilt:
+            advice = limit_advice("topr", *spoilt[min(spoilt)], node_limit)
+        else:
+            diag["reason"] = UNCERTIFIED_CALL
+    if advice[0] is not None:
+        diag["reason"] = advice[0]
+        if advice[1] is not None:
+            diag["raise_limit"] = advice[1]
     return TopList(S, sc, certified, diag)
 
 

@@ -62,7 +62,10 @@ class MistakesPrepared:
     oracle_seconds : float
         Oracle work behind the minima (diagnostics).
     reason : str or None
-        Why there is no S1.
+        Why there is no S1, or why the minima are not certified and which work limit to raise
+        (:func:`dpbench.toplist.limit_advice`).
+    raise_limit : dict or None
+        The work limit to raise when a deterministic limit stopped a call (``limit_advice``).
     log_pt : EpsilonCache
         log P(t), t = 0 .. t_max, per ε.
     """
@@ -77,6 +80,7 @@ class MistakesPrepared:
     oracle_calls: int = 0
     oracle_seconds: float = 0.0
     reason: str | None = None
+    raise_limit: dict | None = None
     log_pt: EpsilonCache = field(default_factory=EpsilonCache, repr=False)
 
 
@@ -113,10 +117,13 @@ class Mistakes(BatchLogProb, Selector):
         center = toplist.single_swap_scores(trial, name).center
         mask = np.ones(p, dtype=bool)
         mask[center] = False
+        reason, raise_limit = (None, None) if np.all(cert) else toplist.level_minima_advice(
+            trial, self.name, name, self.config["node_limit"])
         return MistakesPrepared(
             center=center, outside=np.flatnonzero(mask), minima=minima,
             log_sizes=np.asarray(log_sizes, dtype=np.float64), certified=bool(np.all(cert)), gap=gap,
-            gap_condition=bool(gap > 2 * trial.sensitivity), oracle_calls=int(calls), oracle_seconds=float(seconds))
+            gap_condition=bool(gap > 2 * trial.sensitivity), oracle_calls=int(calls), oracle_seconds=float(seconds),
+            reason=reason, raise_limit=raise_limit)
 
     def _log_pt(self, trial, prep, epsilon):
         """log P(t) ∝ log |group t| - epsilon R_t / (2 Delta), t = 0 .. t_max (shape (t_max + 1,))."""
@@ -173,7 +180,9 @@ class Mistakes(BatchLogProb, Selector):
         if ts is not None:
             diag["p_true"] = float(np.exp(self.log_probs(trial, prep, eps, ts[None, :])[0]))
         if not prep.certified:
-            diag["reason"] = toplist.UNCERTIFIED_CALL
+            diag["reason"] = prep.reason or toplist.UNCERTIFIED_CALL
+            if prep.raise_limit is not None:
+                diag["raise_limit"] = dict(prep.raise_limit)
         # The analysis needs S1 to be the same on every neighbour; the gap condition is what
         # certifies that here, so without it the row carries no guarantee (design.md 4.3).
         return Draws(supports, certified=prep.certified,
