@@ -23,7 +23,7 @@ from dpbench.oracle.ksupport import ksupport_alpha, prox_sq_ksupport, sq_ksuppor
 from dpbench.oracle.outer_approximation import ConstraintSet
 from dpbench.oracle.relaxation import groups_of, relaxation_bound
 from dpbench.score import RidgeScore
-from test_relaxation import _problem
+from test_relaxation import _problem, assert_per_feature_valid
 
 TOL = 1e-9
 
@@ -109,12 +109,7 @@ def test_prox_bounds_never_exceed_brute_force(lam, r):
                                                             warm=warm, with_warm=True, width=2, rounds=4)
                 assert b <= opt + TOL * max(1.0, opt), (kind, b, opt)
                 np.testing.assert_allclose(a, X.T @ alpha, rtol=1e-10, atol=1e-12)
-                for j in range(score.p):
-                    has = ok & (S == j).any(axis=1)
-                    if has.any():
-                        assert per[j] <= vals[has].min() + TOL * max(1.0, opt), (kind, j)
-                    else:
-                        assert per[j] == np.inf
+                assert_per_feature_valid(per, S, vals, ok, kind)
 
 
 @pytest.mark.parametrize("lam,r", [(0.1, 1.1), (1.0, np.inf), (10.0, 0.3), (10.0, 1.1), (120.0, 1.1)])

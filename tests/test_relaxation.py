@@ -36,6 +36,17 @@ def _all_scores(score, s):
     return S, score(S)
 
 
+def assert_per_feature_valid(per, S, vals, ok, label=""):
+    """per[j] bounds the best feasible support (``ok``) containing j, and is inf where none does."""
+    opt = vals[ok].min()
+    for j in range(per.size):
+        has = ok & (S == j).any(axis=1)
+        if has.any():
+            assert per[j] <= vals[has].min() + TOL * max(1.0, opt), (label, j)
+        else:
+            assert per[j] == np.inf, (label, j)
+
+
 def _constraints(rng, p, s, kind):
     if kind == "plain":
         return ConstraintSet.build(p, s)
@@ -68,12 +79,7 @@ def test_bounds_never_exceed_brute_force(lam, r):
                                              rounds=2, iters=25)
             assert b <= opt + TOL * max(1.0, opt), (kind, b, opt)
             assert b > 0.0 or opt < 1e-6 or kind != "plain" or r == np.inf
-            for j in range(score.p):
-                has = ok & (S == j).any(axis=1)
-                if has.any():
-                    assert per[j] <= vals[has].min() + TOL * max(1.0, opt), (kind, j)
-                else:
-                    assert per[j] == np.inf
+            assert_per_feature_valid(per, S, vals, ok, kind)
             # Arbitrary dual points (weak duality holds for every alpha, scaled or not).
             A = rng.normal(size=(5, score.n)) * rng.uniform(0.01, 3, size=(5, 1))
             for scale in (True, False):
