@@ -74,7 +74,9 @@ def test_benchmarks_discovered():
                  "bench_selectors.AnalyticRecovery.track_recovery_probability",
                  "bench_selectors.EmpiricalRecovery.track_recovery_rate",
                  "bench_backends.CertifiedOptimum.time_certified",
-                 "bench_backends.PeakMemoryOracle.peakmem_certified"):
+                 "bench_backends.PeakMemoryOracle.peakmem_certified",
+                 "bench_real_data.RealDataOptimum.time_optimum",
+                 "bench_real_data.RealDataPreparation.time_preparation"):
         assert name in names, sorted(names)
 
 

@@ -338,16 +338,17 @@ def cmd_compare(args) -> int:
 
         recorded = []
 
-        def task_done(rows):
+        def task_done(rows, params):
             if not recorded:  # the command and package versions, once the run has written a trial
                 store.record_run(getattr(args, "argv", None) or sys.argv[1:])
                 recorded.append(True)
-            progress.task_done(rows)
+            progress.task_done(rows, params)
 
         with RunProgress(err_console, sum(len(tasks) for _, tasks in plans), jobs=opts["jobs"],
                          backend=opts["backend"]) as progress:
             for cfg, tasks in plans:
-                execute(cfg, store, tasks, on_task_done=task_done, on_event=progress.event,
+                execute(cfg, store, tasks, on_event=progress.event,
+                        on_task_done=lambda rows, params=cfg.method_params: task_done(rows, params),
                         jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
     except (KeyboardInterrupt, Exception) as exc:  # SIGINT or SIGTERM (runner.signals), on every backend
         from ..runner.signals import Interrupted, exit_status, received

@@ -5,6 +5,10 @@ trial and method (updated within a trial, before each method's preparation and d
 multi-second preparation shows what it is doing). The bar stays on screen at the end.
 When stderr is not a terminal (batch jobs, nohup, SLURM): one plain line per finished
 trial with its setting, duration, counts and the estimated time remaining.
+In both modes, as soon as a trial finishes with a method uncertified (its preparation stopped
+at a deterministic work limit), one line per method says why and which ``--param`` work limit
+to raise (:func:`dpbench.runner.uncertified.uncertified_advice`), so the user need not wait for
+the end of the run, nor guess.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import time
 
 from rich.markup import escape
+
+from ..runner.uncertified import uncertified_advice
 
 
 def setting_text(setting: dict) -> str:
@@ -70,9 +76,10 @@ class RunProgress:
                 text = text[:room - 1] + "…"
             self.progress.update(self.bar, description=escape(text))
 
-    def task_done(self, rows) -> None:
-        """Called with a finished trial's rows."""
+    def task_done(self, rows, method_params: dict | None = None) -> None:
+        """Called with a finished trial's rows (``method_params``: the run's ``--param`` values)."""
         self.done += 1
+        self.advise(rows, method_params)
         if self.progress is not None:
             self.progress.advance(self.bar)
             return
@@ -90,3 +97,16 @@ class RunProgress:
         self.console.print(f"{time.strftime('%H:%M:%S')} dpbench: trial {self.done}/{self.total} done "
                            f"({where}) · elapsed {_hms(elapsed)} · remaining ~{_hms(eta)}",
                            markup=False, highlight=False, soft_wrap=True)
+
+    def advise(self, rows, method_params: dict | None = None) -> None:
+        """One line per uncertified method of a finished trial: why, and which work limit to raise."""
+        seen = set()
+        for row in rows or ():
+            label = row.get("label") or row.get("method")
+            where = f"{setting_text(row.get('setting') or row.get('data'))} trial {row.get('trial')}"
+            text = uncertified_advice(row, method_params, where)
+            if text is None or label in seen:  # one line per method, not per epsilon
+                continue
+            seen.add(label)
+            self.console.print(f"{time.strftime('%H:%M:%S')} dpbench: {text}", style="yellow", markup=False,
+                               highlight=False, soft_wrap=True)
