@@ -1,13 +1,14 @@
 """Real-data benchmark (issue 22): certified optimum and topr + mistakes preparation per data set.
 
 Every shipped real data set (the 14 microarray sets of the DP-SIS paper, swope2024 Table 1,
-plus khan's companions diabetes and hitters) at s = 5, Lambda in {10, 120}, both
+khan included, plus the two small sets diabetes and hitters) at s = 5, Lambda in {10, 120}, both
 standardizations (``standardize``, the ``dpbench compare`` default on real data, and
 ``dpsis``, the paper's centring and infinity-norm scaling), clipped to b_x = b_y = 0.5,
 r = 1.1, solver ``highs`` with its default deterministic work limits: the trial is the one
 ``dpbench compare --dataset NAME --s 5 --lam LAM --standardize MODE`` builds.
 
-Measured per (set, standardization, Lambda), in a fresh process each:
+Measured per (set, standardization, Lambda), in a fresh process each (optimum-only runs: one
+process per data set for all its settings):
 
 * ``optimum``: the certified best support S1 (seconds, CPU seconds, branch-and-bound nodes /
   master iterations, certified or not);
@@ -30,10 +31,14 @@ wall-clock cap (``--timeout``, default five times the CPU cap) and an address-sp
 says "stopped at the cap" and the stages finished before it are kept.
 
     python benchmarks/bench_real_data.py [--sets khan,alon] [--lam 10,120]
-        [--standardize standardize,dpsis] [--stages optimum,topr,mistakes,l0bnb]
+        [--standardize standardize,dpsis] [--stages optimum,mistakes,topr,l0bnb]
         [--cpu-cap 120] [--timeout 600] [--mem-gb 6] [--out rows.json] [--before benchmarks/real_data_main.json]
+    python benchmarks/bench_real_data.py --compare [--sets khan,alon] [--cpu-cap 120] [--out compare.json]
     python benchmarks/bench_real_data.py --report rows.json [--before benchmarks/real_data_main.json]
 
+``--compare`` runs issue 22's main job instead, ``dpbench compare --methods topr,mistakes,mcmc
+--dataset NAME --s 5 --trials 1 --draws 20 --delta 1e-6`` per set under the same caps, and reads
+each method's preparation seconds and certification from its ``--json`` summary.
 ``--before`` names stored rows of an earlier version (``benchmarks/real_data_main.json``:
 main before issue 22, with the date, commit and load of the measurement), printed side by
 side. In asv: :class:`RealDataOptimum` (certified optimum, every set and setting) and
