@@ -70,7 +70,7 @@ RAISE_FACTOR = 10
 
 
 def limit_advice(selector: str, what: str, status: str, message: str, node_limit: int | None,
-                 solver_limit: bool = False):
+                 solver: str | None = None):
     """Why a preparation is uncertified and which work limit to raise (issue 22, item 4).
 
     Parameters
@@ -83,9 +83,9 @@ def limit_advice(selector: str, what: str, status: str, message: str, node_limit
         The call's :class:`~dpbench.base.OracleResult` / ``ThresholdResult`` status and message.
     node_limit : int or None
         The selector's ``node_limit`` (None: the backend's default applied).
-    solver_limit : bool
-        The call ran with the backend's own ``node_limit`` (the optimum S1), so the advice
-        names ``--solver-param node_limit``.
+    solver : str or None
+        The oracle backend's name when the call ran with the backend's own ``node_limit``
+        (the optimum S1), so the advice names ``--param SOLVER.node_limit``.
 
     Returns
     -------
@@ -100,11 +100,12 @@ def limit_advice(selector: str, what: str, status: str, message: str, node_limit
     reason = f"{what} not certified: {status} ({message})" if message else f"{what} not certified: {status}"
     if status != "work_limit":
         if status == "time_limit":
-            reason += "; the wall-clock safety net stopped it (--solver-param safety_time_limit=...)"
+            reason += (f"; the wall-clock safety net stopped it (--param {solver or 'SOLVER'}.safety_time_limit=...)")
         return reason, None
-    if solver_limit or node_limit is None:
+    if solver is not None or node_limit is None:
         now = NODE_LIMIT if node_limit is None else int(node_limit)
-        param, option = "node_limit", f"--solver-param node_limit={RAISE_FACTOR * now}"
+        param = f"{solver or 'SOLVER'}.node_limit"
+        option = f"--param {param}={RAISE_FACTOR * now}"
     else:
         now = int(node_limit)
         param, option = f"{selector}.node_limit", f"--param {selector}.node_limit={RAISE_FACTOR * now}"
@@ -119,7 +120,7 @@ def level_minima_advice(trial, selector: str, solver=None, node_limit=None):
     name = solver_name(trial, solver)
     opt = optimum(trial, name)
     if not opt.certified:
-        return limit_advice(selector, "the optimum S1", opt.status, opt.message, None, solver_limit=True)
+        return limit_advice(selector, "the optimum S1", opt.status, opt.message, None, solver=name)
     for t in range(2, max_level(trial.p, trial.s) + 1):
         res = level_optimum(trial, t, name, node_limit=node_limit)
         if not res.certified:

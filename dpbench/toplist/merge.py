@@ -325,7 +325,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
     elif not certified:
         spoilt = stats.get("first_uncertified", {})
         if not opt.certified:
-            advice = limit_advice("topr", "the optimum S1", opt.status, opt.message, None, solver_limit=True)
+            advice = limit_advice("topr", "the optimum S1", opt.status, opt.message, None, solver=name)
         elif spoilt:
             advice = limit_advice("topr", *spoilt[min(spoilt)], node_limit)
         else:
