@@ -546,10 +546,10 @@ def cmd_report(args) -> int:
 
         note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
         sf = summary_frame(df, args.interval) if not df.empty else None
-        text = (md(sf) + f"\n{note}{footnote(sf, args.interval)}\n" if sf is not None else "no results\n")
         from .html_report import run_versions  # the package versions each run recorded
 
-        text += "\n" + "".join(f"* run of {when}: {versions}\n" for when, versions in run_versions(args.database))
+        runs = "".join(f"* run of {when}: {versions}\n" for when, versions in run_versions(args.database))
+        text = (md(sf) + f"\n{runs}\n{note}{footnote(sf, args.interval)}\n" if sf is not None else "no results\n")
         Path(args.markdown).write_text(text)
         err_console.print(f"wrote {escape(str(args.markdown))}")
     else:
@@ -626,6 +626,11 @@ def main(argv=None) -> int:
     except OSError as exc:
         import errno
 
+        if isinstance(exc, BrokenPipeError):
+            # `dpbench list --json | head`: the reader left; a traceback (and another one when Python
+            # flushes stdout at exit) said nothing useful. Results are already in the database.
+            stdout_to_devnull()
+            return 1  # what rich's Console does on a broken pipe (the tables go through it)
         if exc.errno not in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
             raise
         # `dpbench report DB > /dev/full`: the results are in the database; only the printing failed
@@ -634,11 +639,6 @@ def main(argv=None) -> int:
         err_console.print(f"[bold red]dpbench: error:[/bold red] cannot write {escape(where)} ({escape(exc.strerror or str(exc))}); "
                           "free some space or write elsewhere", highlight=False, soft_wrap=True)
         return 2
-    except BrokenPipeError:
-        # `dpbench list --json | head`: the reader left; a traceback (and another one when Python
-        # flushes stdout at exit) said nothing useful. Results are already in the database.
-        stdout_to_devnull()
-        return 1  # what rich's Console does on a broken pipe (the tables go through it)
 
 
 if __name__ == "__main__":
