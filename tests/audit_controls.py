@@ -17,7 +17,7 @@ registered as plugins; tests register them in a private registry for the command
 from __future__ import annotations
 
 import numpy as np
-from scipy.integrate import quad
+from scipy.integrate import simpson
 from scipy.special import logsumexp
 
 from dpbench import Draws, Selector
@@ -60,7 +60,7 @@ class LiteralDPSIS(DPSIS):
     Its law is a finite mixture over the classes: class c wins with probability
     ``∫ f_c(z) Π_{c' != c} F_{c'}(u_c + z - u_{c'}) dz`` (noise of class c: the maximum of m_c
     Exp(1) variables, F(z) = (1 - e^-z)^m), then each of its m_c members is equally likely.
-    One-dimensional quadrature gives it, so the audit runs in exact mode.
+    One-dimensional quadrature (Simpson's rule, 6 000 nodes) gives it, so the audit runs in exact mode.
     """
 
     name = "dpsis-literal"
@@ -98,20 +98,15 @@ class LiteralDPSIS(DPSIS):
         m = np.exp(lm)
         gamma = self.config["gamma"]
         u = 0.5 * gamma * epsilon * x[t - 1] - 0.5 * (1 - gamma) * epsilon * x[h]
-
-        def log_cdf(z, mc):
-            with np.errstate(divide="ignore"):
-                return np.where(z > 0, mc * np.log1p(-np.exp(-np.maximum(z, 1e-300))), -np.inf)
-
-        win = np.empty(len(u))
-        for c in range(len(u)):
-            others = np.arange(len(u)) != c
-
-            def f(z, c=c, others=others):
-                lf = lm[c] - z + (m[c] - 1) * np.log1p(-np.exp(-z)) if z > 0 else -np.inf
-                return float(np.exp(lf + log_cdf(u[c] + z - u[others], m[others]).sum()))
-
-            win[c] = quad(f, 0, np.inf, epsabs=1e-14, epsrel=1e-12, limit=400)[0]
+        # Simpson's rule on a fine grid (the integrand is smooth and decays like e^-z)
+        z = np.linspace(0.0, 40.0 + np.ptp(u), 6001)[1:]
+        w = u[:, None, None] + z[None, None, :] - u[None, :, None]  # (winner c, other c', z)
+        with np.errstate(divide="ignore"):
+            log_cdf = np.where(w > 0, m[None, :, None] * np.log1p(-np.exp(-np.maximum(w, 1e-300))), -np.inf)
+        K = len(u)
+        log_cdf[np.arange(K), np.arange(K)] = 0.0
+        log_f = lm[:, None] - z[None, :] + (m[:, None] - 1) * np.log1p(-np.exp(-z))[None, :]
+        win = simpson(np.exp(log_f + log_cdf.sum(axis=1)), x=z, axis=1)
         return win / win.sum()
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
