@@ -28,6 +28,12 @@ from dpbench_plugins.selectors.mistakes import Mistakes
 from dpbench_plugins.selectors.sampagg import SampAgg
 
 
+def scored_supports(trial):
+    """Every support (lexicographic) and its score R(S, D) on the trial."""
+    S = np.concatenate(list(iter_supports(trial.p, trial.s)))
+    return S, trial.score(S)
+
+
 class HalfSensitivityEM(Selector):
     """P(S) ∝ exp(-ε R(S, D) / (2 · Δ/2)): twice the ε it claims on the worst pairs."""
 
@@ -36,8 +42,7 @@ class HalfSensitivityEM(Selector):
     dp_type = "pure"
 
     def prepare(self, trial, rng):
-        S = np.concatenate(list(iter_supports(trial.p, trial.s)))
-        return S, trial.score(S)
+        return scored_supports(trial)
 
     def _lp(self, trial, prepared, epsilon):
         S, scores = prepared
@@ -157,8 +162,8 @@ class ReferenceReader(Selector):
     dp_type = "pure"
 
     def prepare(self, trial, rng):
-        S = np.concatenate(list(iter_supports(trial.p, trial.s)))
-        return S[int(np.argmin(trial.score(S)))]
+        S, scores = scored_supports(trial)
+        return S[int(np.argmin(scores))]
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         out = uniform_supports(rng, trial.p, trial.s, n_draws)

@@ -57,12 +57,14 @@ def audit_methods(names, setup: AuditSetup = AuditSetup(), budget: Budget = DEFA
 
 
 def sweep(name: str, param: str, values, setup: AuditSetup = AuditSetup(), budget: Budget = DEFAULT_BUDGET,
-          seed: int = 0, reference: str | None = "exhaustive") -> dict:
+          seed: int = 0, reference: str | None = "exhaustive", pairs=None) -> dict:
     """Audit one selector at several values of one parameter, next to an exact reference.
 
     The MCMC case study (docs/auditing.md): ``mcmc`` at ``iterations`` = 1, 10, ..., and the
     exact exponential mechanism it approximates (``exhaustive``) on the pair where the chain's
     bound at the largest value was found.
+
+    ``pairs`` (optional) fixes the pairs, as in :func:`audit_instance`.
 
     Returns
     -------
@@ -79,7 +81,7 @@ def sweep(name: str, param: str, values, setup: AuditSetup = AuditSetup(), budge
     if param not in cls.params:
         raise UserInputError(f"--sweep {param}=...: {name} has no parameter {param!r} "
                              f"(its parameters: {', '.join(cls.params) or 'none'})")
-    audits = [audit_instance(cls(**{param: v}), name, setup, budget, seed) for v in values]
+    audits = [audit_instance(cls(**{param: v}), name, setup, budget, seed, pairs) for v in values]
     ref = None
     last = audits[-1].worst
     if reference and last is not None and reference in registry().names("selector"):

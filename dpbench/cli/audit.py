@@ -189,7 +189,7 @@ def cmd_audit(args) -> int:
         if len(names) != 1:
             raise UserInputError("--sweep audits one method: give a single name to --methods")
         key, values = _sweep_values(args.sweep)
-        sw = sweep(names[0], key, values, setup, budget, args.seed)
+        sw = sweep(names[0], key, values, setup, budget, args.seed, pairs=args.pair or None)
         audits = sw["audits"]
     else:
         quoted = " ".join(shlex.quote(a) for a in ("dpbench", "audit", "--methods", "{method}", "--epsilon",
