@@ -345,7 +345,8 @@ def _safe(fn, pair):
 
 
 def _key(res: PairResult):
-    return (res.finding, res.excess, res.loss or 0.0)
+    # findings first, then pairs that state a guarantee (what is audited), then the figure
+    return (res.finding, has_guarantee(res.claim), res.excess, res.loss or 0.0)
 
 
 def audit_instance(sel, name: str, setup: AuditSetup = AuditSetup(), budget: Budget = DEFAULT_BUDGET,
