@@ -390,7 +390,7 @@ def audit_instance(sel, name: str, setup: AuditSetup = AuditSetup(), budget: Bud
         sizes = list(setup.mc_sizes)
     count, climb = (budget.pairs, budget.climb) if mode == "exact" else (budget.mc_pairs, budget.mc_climb)
     candidates = fixed or search_pairs(seed, sizes, count, setup.lam, setup.r)
-    results, errors = [], []
+    results, errors = [], [err] if err is not None else []
     if mode == "exact":
         results.append(first)
         evaluate = aud.exact
