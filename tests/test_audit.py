@@ -228,6 +228,9 @@ def test_cli_quick_exact_builtins_exit_0(capsys):
     (["--methods", "exhaustive", "--pair", "garbage"], "family:n:p:s"),
     (["--methods", "exhaustive", "--epsilon", "-1"], "epsilon"),
     (["--methods", "exhaustive", "--budget", "0"], "--budget"),
+    (["--methods", "exhaustive", "--seed", "-3"], "--seed"),
+    (["--methods", "exhaustive", "--lam", "-1"], "--lam"),
+    (["--methods", "exhaustive", "--confidence", "1.5"], "--confidence"),
     (["--methods", "exhaustive", "--sweep", "nosuch=1,2"], "nosuch"),
     (["--methods", "exhaustive", "--plot", "/nonexistent-dir/x.png"], "does not exist"),
 ])

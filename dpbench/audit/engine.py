@@ -117,6 +117,8 @@ class AuditSetup:
             raise UserInputError(f"--epsilon {self.epsilon!r}: give a finite ε > 0")
         if not 0 <= self.delta < 1:
             raise UserInputError(f"--delta {self.delta!r}: give a δ in [0, 1)")
+        if not (math.isfinite(self.lam) and self.lam >= 0):
+            raise UserInputError(f"--lam {self.lam!r}: give a ridge penalty Lambda >= 0")
         if not 0 < self.confidence < 1:
             raise UserInputError(f"--confidence {self.confidence!r}: give a level in (0, 1), e.g. 0.95")
 

@@ -179,6 +179,8 @@ def cmd_audit(args) -> int:
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not names:
         raise UserInputError("--methods is empty: name at least one selector (`dpbench list selectors`)")
+    if args.seed < 0:
+        raise UserInputError(f"--seed {args.seed}: give a seed >= 0")
     setup = AuditSetup(epsilon=args.epsilon, delta=args.delta, lam=args.lam, confidence=args.confidence)
     budget = _budget(args)
     for path, flag in ((args.plot, "--plot"), (None if args.json in (None, "-") else args.json, "--json")):
