@@ -40,7 +40,7 @@ from .results.store import decode_artefact, encode_artefact
 from .score import RidgeScore
 from .trial import Trial
 
-__all__ = ["check_selector", "check_solver", "check_generator", "all_supports", "brute_force_scores",
+__all__ = ["check_selector", "check_solver", "check_generator", "audit_selector", "all_supports", "brute_force_scores",
            "exponential_mechanism_log_probs", "chi_square_gof", "tiny_trial"]
 
 #: Rejection level of the chi-square goodness-of-fit test of draws against ``log_prob``. The
@@ -436,6 +436,60 @@ def _check_log_prob(label, sel, trial, prepared, before):
                 _fail(label, f"the frequencies of {CHI2_DRAWS} draws at epsilon={eps} disagree with exp(log_prob) "
                              f"(chi-square p-value {pval:.3g} < {CHI2_ALPHA} over {cells} cells, fixed seed)")
     _compare_fingerprints(label, before, _fingerprint(prepared), "log_prob")
+
+
+# --------------------------------------------------------------------------- privacy audit
+
+
+def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: float = 1.0, delta: float = 1e-6,
+                   pairs=None, **params):
+    """Audit a selector's privacy claim on neighbouring data sets (``dpbench audit`` for a class).
+
+    Exact mode when the class gives ``log_prob`` (privacy loss and hockey-stick divergence over
+    all C(p, s) supports), Monte-Carlo lower bounds on ε otherwise; each pair is held to the
+    guarantee its rows state (:mod:`dpbench.audit`, docs/auditing.md). Use it in a plugin's own
+    tests next to :func:`check_selector`::
+
+        def test_my_selector_is_private():
+            audit = audit_selector(MySelector, quick=True)
+            assert not audit.finding, audit.reproduce
+
+    Parameters
+    ----------
+    cls : type
+        The selector class (registered or not).
+    quick : bool
+        The small budget (:data:`dpbench.audit.QUICK_BUDGET`) instead of the default one.
+    seed : int
+        Seed of every pair and draw.
+    epsilon, delta : float
+        Requested ε and the run's δ.
+    pairs : list of str, optional
+        Audit only these pairs (as printed in ``reproduce``).
+    **params
+        Passed to ``cls(**params)``.
+
+    Returns
+    -------
+    dpbench.audit.SelectorAudit
+        ``finding`` (bool), ``worst`` (the pair and its figures), ``mode``, ``claims``,
+        ``reproduce`` (the command line of the worst pair).
+
+    Raises
+    ------
+    AssertionError
+        The class breaks the selector contract's declarations.
+    UserInputError
+        A refused parameter or audit size.
+    """
+    from .audit import DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, audit_instance
+
+    try:
+        check_plugin_class("selector", cls)
+    except (TypeError, ValueError) as exc:
+        raise AssertionError(f"selector {getattr(cls, '__qualname__', cls)!r}: {exc}") from None
+    return audit_instance(cls(**params), cls.name, AuditSetup(epsilon=epsilon, delta=delta),
+                          QUICK_BUDGET if quick else DEFAULT_BUDGET, seed, pairs)
 
 
 # --------------------------------------------------------------------------- solvers

@@ -21,7 +21,7 @@ LAYERS = {
     "trial": 3, "data_io": 3,
     "oracle": 4, "toplist": 4,
     "evaluation": 5,
-    "runner": 6,
+    "runner": 6, "audit": 6,
     "results": 7,
     "cli": 8, "estimator": 8, "testing": 8, "__init__": 8,
 }

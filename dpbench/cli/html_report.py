@@ -183,6 +183,37 @@ def _kv(rows) -> str:
                                            for k, v in rows) + "</table>")
 
 
+def audit_section(database) -> str:
+    """The privacy-audit section: the results ``dpbench audit --out DATABASE`` stored next to the
+    database (``DATABASE.audit.json``), or nothing when there are none."""
+    import json
+
+    from .audit import AUDIT_SUFFIX, worst_text
+
+    path = Path(str(database) + AUDIT_SUFFIX)
+    if not path.is_file():
+        return ""
+    try:
+        audits = json.loads(path.read_text(encoding="utf-8"))["audits"]
+    except (ValueError, KeyError, OSError):
+        return f'<h2>Privacy audit</h2><p class="note">{html.escape(str(path))} is not an audit file.</p>'
+
+    class _Row:  # worst_text reads attributes
+        def __init__(self, d):
+            self.__dict__.update(d)
+            self.worst = type("W", (), d["worst"])() if d.get("worst") else None
+
+    head = "".join(f"<th>{h}</th>" for h in ("selector", "DP type", "guarantee audited", "mode", "pairs",
+                                              "worst pair", "verdict", "reproduce"))
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
+        a["method"], a["dp_type"], "; ".join(a["claims"]), a["mode"], a["pairs_tried"], worst_text(_Row(a)),
+        a["verdict"], a["reproduce"])) + "</tr>" for a in audits)
+    return (f'<h2>Privacy audit</h2><div class="scroll"><table><tr>{head}</tr>{rows}</table></div>'
+            f'<p class="note">From {html.escape(path.name)}: each selector held to the guarantee its rows state '
+            "on neighbouring pairs (exact: privacy loss and hockey-stick divergence; Monte-Carlo: a lower bound "
+            "on ε). No finding is evidence on the pairs tried, not a proof of privacy.</p>")
+
+
 def render(df, database: str, interval: str = "wilson") -> str:
     """The report page for the tidy frame ``df`` (see :func:`write_report`)."""
     from ..results.summary import constant_columns, display_columns, summary_frame
@@ -220,6 +251,7 @@ def render(df, database: str, interval: str = "wilson") -> str:
 <h2>Figures</h2>{figs or f'<p class="note">{html.escape(no_figs)}</p>'}
 <h2>Summary</h2><div class="summary">{html_table(sf)}</div>
 <p class="note">{html.escape(note + footnote(sf, interval))}</p>
+{audit_section(database)}
 <h2>Configuration</h2>{_kv(config)}
 <h2>Data provenance</h2>{_kv(provenance(df))}
 <h2>Software and machine</h2>{_kv(machine())}

@@ -584,10 +584,11 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_parser(sub)
     _add_export(sub)
     _add_report(sub)
-    from . import bss, plot  # they use helpers of this module, so they are imported last
+    from . import audit, bss, plot  # they use helpers of this module, so they are imported last
 
     bss.add_parser(sub)
     plot.add_parser(sub)
+    audit.add_parser(sub)
     return parser
 
 
