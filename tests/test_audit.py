@@ -175,7 +175,7 @@ def test_exact_builtins_hold_their_guarantee_quick(name):
     assert audit.errors == 0
 
 
-@pytest.mark.slow
+@pytest.mark.full
 @pytest.mark.parametrize("name", BUILTINS)
 def test_builtins_hold_their_guarantee_at_the_default_budget(name):
     audit = audit_selector(registry().selector(name))
@@ -184,7 +184,7 @@ def test_builtins_hold_their_guarantee_at_the_default_budget(name):
         assert audit.verdict == "nothing claimed" and audit.claims == ["none: mixing not established"]
 
 
-@pytest.mark.slow
+@pytest.mark.full
 @pytest.mark.parametrize("cls", CONTROLS, ids=lambda c: c.name)
 def test_every_control_is_caught_at_the_default_budget(cls):
     audit = audit_selector(cls)

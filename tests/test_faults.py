@@ -142,7 +142,7 @@ def test_sigterm_keeps_finished_trials_and_stops_workers(tmp_path, reference, ba
     interrupt_and_resume(tmp_path, reference, backend, signal.SIGTERM, seed=24, group=group)
 
 
-@pytest.mark.slow
+@pytest.mark.full
 @pytest.mark.parametrize("group", [False, True], ids=["process", "group"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
 @pytest.mark.parametrize("backend", sorted(BACKENDS))

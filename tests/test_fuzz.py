@@ -109,7 +109,7 @@ def test_data_readers_fuzz(tmp_path):
     check_reader(tmp_path, seed=24, count=150)
 
 
-@pytest.mark.slow
+@pytest.mark.full
 def test_data_readers_fuzz_full(tmp_path):
     check_reader(tmp_path, seed=2024, count=1500)
 
@@ -177,7 +177,7 @@ def test_command_line_fuzz(tmp_path, fuzz_db, capsys, monkeypatch):
     check_cli(tmp_path, fuzz_db, capsys, monkeypatch, seed=24, count=60)
 
 
-@pytest.mark.slow
+@pytest.mark.full
 def test_command_line_fuzz_full(tmp_path, fuzz_db, capsys, monkeypatch):
     check_cli(tmp_path, fuzz_db, capsys, monkeypatch, seed=2024, count=600)
 
