@@ -18,7 +18,7 @@ import pytest
 from scipy.special import logsumexp
 
 from dpbench import Problem, Trial
-from dpbench.privacy import topk
+from dpbench.privacy import joint_topk, topk
 from dpbench.testing import chi_square_gof
 from dpbench_plugins.selectors.joint import JointEM
 from dpbench_plugins.selectors.laplace_topk import LaplaceTopK
@@ -150,7 +150,7 @@ def brute_joint(f, k, eps, sens):
 @pytest.mark.parametrize("f", [F, np.array([2.0, 2.0, 1.0, 1.0, 0.0, 2.0]), np.arange(7.0)])
 def test_joint_table_counts_every_sequence_once(f):
     k = 3
-    t = topk.joint_table(f, k)
+    t = joint_topk.joint_table(f, k)
     _, seqs, u = brute_joint(f, k, 1.0, 1.0)
     assert math.isclose(logsumexp(t["log_count"]), math.log(len(seqs)), rel_tol=1e-12)
     for v, row in zip(t["gaps"], t["log_count"]):
@@ -160,12 +160,12 @@ def test_joint_table_counts_every_sequence_once(f):
 def test_joint_law_and_sampler_match_enumeration():
     f, k, eps, sens = F, 3, 2.0, 0.7
     want, _, _ = brute_joint(f, k, eps, sens)
-    t = topk.joint_table(f, k)
-    S, lp = law(lambda s: topk.joint_log_prob(f, t, s, eps, sens), f.size, k)
+    t = joint_topk.joint_table(f, k)
+    S, lp = law(lambda s: joint_topk.joint_log_prob(f, t, s, eps, sens), f.size, k)
     np.testing.assert_allclose(lp, [want[tuple(s)] for s in S.tolist()], atol=1e-10)
-    draws = topk.joint_sample(np.random.default_rng(7), t, eps, sens, 6000)
+    draws = joint_topk.joint_sample(np.random.default_rng(7), t, eps, sens, 6000)
     assert gof(draws, S, lp) > ALPHA
-    assert gof(draws, S, law(lambda s: topk.joint_log_prob(f, t, s, 2 * eps, sens), f.size, k)[1]) < ALPHA
+    assert gof(draws, S, law(lambda s: joint_topk.joint_log_prob(f, t, s, 2 * eps, sens), f.size, k)[1]) < ALPHA
 
 
 # --------------------------------------------------------------------------- exact privacy audits
@@ -179,8 +179,8 @@ def mechanism_laws(name, f, k, eps, sens, noise=1.0):
         return law(lambda s: topk.pnf_peeling_log_prob(f, s, noise * topk.scale_for(eps, sens, k)), f.size, k)[1]
     if name == "laplace":
         return law(lambda s: topk.laplace_top_k_log_prob(f, s, noise * 2 * k * sens / eps), f.size, k)[1]
-    t = topk.joint_table(f, k)
-    return law(lambda s: topk.joint_log_prob(f, t, s, eps, noise * 2 * sens), f.size, k)[1]
+    t = joint_topk.joint_table(f, k)
+    return law(lambda s: joint_topk.joint_log_prob(f, t, s, eps, noise * 2 * sens), f.size, k)[1]
 
 
 def sup_norm_pairs(rng, p, count, sens):
