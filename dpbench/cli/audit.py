@@ -61,10 +61,12 @@ def _budget(args):
 
     from ..audit import DEFAULT_BUDGET, QUICK_BUDGET
 
+    MAX_BUDGET = 10_000  # 80x the default; each pair keeps its two small data sets
+
     b = QUICK_BUDGET if args.quick else DEFAULT_BUDGET
     if args.budget is not None:
-        if args.budget < 1:
-            raise UserInputError(f"--budget {args.budget}: give a number of pairs >= 1")
+        if not 1 <= args.budget <= MAX_BUDGET:  # pairs are kept for the report: bound the memory
+            raise UserInputError(f"--budget {args.budget}: give between 1 and {MAX_BUDGET} pairs")
         ratio = DEFAULT_BUDGET.pairs // DEFAULT_BUDGET.mc_pairs
         b = replace(b, pairs=args.budget, climb=args.budget, mc_pairs=max(1, args.budget // ratio),
                     mc_climb=args.budget // (ratio * 4))
