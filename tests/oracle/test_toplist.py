@@ -1,0 +1,114 @@
+"""The seeded bar and the per-root threshold enumeration of the top-R list, against brute force.
+
+Expected values come from enumerating all C(p, s) supports with the shared score
+(:func:`dpbench.testing.brute_force_scores`), independently of the code under test.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpbench import toplist as _swaps
+from dpbench.toplist import merge as _merge
+from dpbench_plugins.selectors.topr import auto_r
+
+from helpers.exact import copies_problem, enumerate_all, exact_top_list, highs_trial, thresholded_levels_match
+
+
+@pytest.mark.parametrize("seed,p,s,lam", [(0, 24, 4, 2.0), (2, 20, 4, 5.0), (4, 22, 3, 0.5)])
+@pytest.mark.parametrize("per_level", [0, 12, 60, 10_000])
+def test_seed_bar_bounds_the_rth_score(seed, p, s, lam, per_level):
+    """U is >= the true R-th score, and equals it (within the tie window) when the pools cover every level."""
+    trial = highs_trial(copies_problem(seed, p=p, s=s), lam)
+    S, sc = enumerate_all(trial)
+    singles = _swaps.single_swap_scores(trial)
+    for R in (auto_r(p, s), 40, 300):
+        U, scored = _merge.seed_bar(trial, singles, R, per_level)
+        assert U >= sc[R - 1]
+        sizes = [_swaps.level_size(p, s, t) for t in range(2, _swaps.max_level(p, s) + 1)]
+        assert scored <= per_level * len(sizes)
+        if per_level >= max(sizes):
+            assert scored == sum(sizes)
+            assert U <= sc[R - 1] * (1 + 2e-9)
+        if per_level == 0 and R > 1 + len(singles.scores):
+            assert U == math.inf
+
+
+@pytest.mark.parametrize("seed,p,s,lam", [(0, 24, 4, 2.0), (1, 30, 3, 120.0), (3, 18, 4, 0.5)])
+@pytest.mark.parametrize("R", ["auto", 300])
+@pytest.mark.parametrize("per_level", [0, 25])
+@pytest.mark.parametrize("oracle", [{}, {"enum_limit": 0, "leaf_limit": 1}], ids=["leaf-enum", "bnb-deep"])
+def test_top_list_with_partial_seed_is_the_R_smallest(seed, p, s, lam, R, per_level, oracle, monkeypatch):
+    """With pools far smaller than the levels (or none), the bar is loose and the per-root
+    enumerations must still return exactly the R smallest supports in canonical order."""
+    monkeypatch.setattr(_merge, "SEED_SUPPORTS", per_level)
+    trial = highs_trial(copies_problem(seed, p=p, s=s), lam, **oracle)
+    R = auto_r(p, s) if R == "auto" else R
+    lst, S, sc = exact_top_list(trial, R)
+    d = lst.diagnostics
+    if d["levels_thresholded"]:
+        assert d["seeded_bar"] >= sc[R - 1]
+    for info in thresholded_levels_match(lst, S, sc, R):
+        assert info["calls"] == 0
+
+
+@pytest.mark.parametrize("seed,p,s,t", [(0, 16, 4, 2), (1, 14, 3, 2), (2, 12, 4, 3), (3, 13, 4, 4)])
+@pytest.mark.parametrize("rank", [None, 7])
+@pytest.mark.parametrize("few", [0, 1000], ids=["threshold", "stall-calls"])
+def test_threshold_by_roots_matches_enumeration(seed, p, s, t, rank, few, monkeypatch):
+    """Every level-t member <= tau, tau tightened by rank across roots, taken members excluded;
+    also when each root's first search stalls (one node) and is redone by optimum calls
+    (few members) or by the full threshold search (more than ``few`` found)."""
+    monkeypatch.setattr(_merge, "ROOT_FIRST_NODES", 1)
+    trial = highs_trial(copies_problem(seed, p=p, s=s), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    lvl = np.flatnonzero(s - np.isin(S, center).sum(axis=1) == t)
+    taken = S[lvl[:1]]  # the level's optimum, as the merge has taken it
+    rest = lvl[1:]
+    tau0 = float(sc[rest[min(len(rest) - 1, 10)]])
+    known = sc[:3] if rank else ()
+    res = _merge.threshold_by_roots(trial.oracle("highs"), center, t, tau0, exclude=taken, rank=rank,
+                                    known_scores=known, few_by_calls=few, node_limit=10_000)
+    pool = np.concatenate([np.asarray(known, dtype=float), sc[rest]])
+    tau = tau0 if rank is None else min(tau0, float(np.sort(pool)[rank - 1]))
+    assert res.certified and res.status == "complete"
+    if few == 0:
+        assert res.calls == 0
+    if few == 1000:
+        assert res.calls > 0  # a root stalls at its first node unless it is tiny
+    np.testing.assert_allclose(res.threshold, tau, rtol=1e-12)
+    want = rest[sc[rest] <= res.threshold]
+    np.testing.assert_array_equal(res.supports, S[want])
+    left = np.setdiff1d(rest, want)
+    if left.size:
+        assert res.threshold < res.lower_bound <= sc[left].min() * (1 + 1e-12)
+
+
+def test_threshold_by_roots_work_limit_keeps_a_valid_bound():
+    """Roots stopped by their node limit: uncertified, and the bound holds for every member not returned."""
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    lvl = np.flatnonzero(s_lvl := (4 - np.isin(S, center).sum(axis=1) == 2))
+    assert s_lvl.any()
+    res = _merge.threshold_by_roots(trial.oracle("highs"), center, 2, math.inf, node_limit=1)
+    assert not res.certified and res.status == "work_limit"
+    got = {tuple(r) for r in res.supports.tolist()}
+    missed = [i for i in lvl if tuple(S[i].tolist()) not in got]
+    assert missed and res.lower_bound <= sc[missed].min()
+
+
+def test_threshold_by_roots_stalled_root_with_more_members_falls_back_to_the_search(monkeypatch):
+    """few_by_calls = 1: roots that look small go to optimum calls, which stop at 4 members and
+    hand over to the full threshold search; the result is still exactly the level below tau."""
+    monkeypatch.setattr(_merge, "ROOT_FIRST_NODES", 1)
+    trial = highs_trial(copies_problem(1, p=14, s=3), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    lvl = np.flatnonzero(3 - np.isin(S, center).sum(axis=1) == 2)
+    tau = float(sc[lvl[20]])
+    res = _merge.threshold_by_roots(trial.oracle("highs"), center, 2, tau, few_by_calls=1, node_limit=10_000)
+    assert res.certified and res.calls > 0
+    np.testing.assert_array_equal(res.supports, S[lvl[sc[lvl] <= tau]])
