@@ -35,13 +35,15 @@ HAS_GUROBI = _has_gurobi()
 HAS_PYOMO = _has_pyomo_highs()
 
 
+#: Marks of the tests that need an optional backend.
+GUROBI = pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")
+PYOMO = pytest.mark.skipif(not HAS_PYOMO, reason="pyomo appsi_highs unavailable")
+
 BACKENDS = [
     pytest.param(("highs", {}), id="highs"),
-    pytest.param(("pyomo", {}), id="pyomo-appsi_highs",
-                 marks=pytest.mark.skipif(not HAS_PYOMO, reason="pyomo appsi_highs unavailable")),
-    pytest.param(("gurobi", {}), id="gurobi-oa", marks=pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")),
-    pytest.param(("gurobi", {"formulation": "misocp"}), id="gurobi-misocp",
-                 marks=pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")),
+    pytest.param(("pyomo", {}), id="pyomo-appsi_highs", marks=PYOMO),
+    pytest.param(("gurobi", {}), id="gurobi-oa", marks=GUROBI),
+    pytest.param(("gurobi", {"formulation": "misocp"}), id="gurobi-misocp", marks=GUROBI),
 ]
 
 

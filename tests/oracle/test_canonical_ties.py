@@ -16,10 +16,8 @@ from dpbench.plugin_manager import registry
 from dpbench.problem import Problem
 from dpbench.score import RidgeScore
 
-from helpers.solvers import HAS_GUROBI, HAS_PYOMO
+from helpers.solvers import GUROBI, PYOMO
 
-GUROBI = pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")
-PYOMO = pytest.mark.skipif(not HAS_PYOMO, reason="pyomo appsi_highs unavailable")
 BACKENDS = [
     pytest.param(("enumerate", {}), id="enumerate"),
     pytest.param(("highs", {}), id="highs"),

@@ -11,6 +11,7 @@ import pytest
 from dpbench.data_io import problem_from_dataset, standardize_arrays
 from dpbench.errors import UserInputError
 from dpbench.plugin_manager import registry
+from helpers.datasets import check_shipped_dataset
 from helpers.paths import REPO
 
 ROOT = REPO
@@ -49,16 +50,8 @@ def _tool():
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_shipped_file_matches_provenance(name):
     shape, sha, counts = EXPECTED[name]
-    cls = registry().dataset(name)
-    prov = cls.provenance
-    assert PROVENANCE_KEYS <= set(prov), PROVENANCE_KEYS - set(prov)
-    assert prov["sha256"] == sha and tuple(prov["shape"]) == shape
+    cls, prov, arr = check_shipped_dataset(name, shape, sha, PROVENANCE_KEYS)
     assert prov["licence"].startswith("MIT") and prov["source_package"] == "datamicroarray"
-    raw = files("dpbench_data").joinpath(prov["file"]).read_bytes()
-    assert hashlib.sha256(raw).hexdigest() == sha
-    arr = cls().load()
-    assert arr.X.shape == shape and arr.X.dtype == np.float64 and np.all(np.isfinite(arr.X))
-    assert len(arr.feature_names) == shape[1] and len(set(arr.feature_names)) == shape[1]
     # y = class 1..K; the counts match the R factor's table and the provenance record
     assert np.bincount(arr.y.astype(int))[1:].tolist() == counts == prov["class_counts"]
     assert np.array_equal(arr.y, np.round(arr.y)) and len(prov["classes"]) == len(counts)

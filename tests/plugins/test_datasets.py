@@ -5,7 +5,6 @@ import hashlib
 import io
 import math
 import sys
-from importlib.resources import files
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from dpbench.data_io import STANDARDIZE_MODES, load_table, read_npz_verified, st
 from dpbench.errors import UnknownNameError, UserInputError
 from dpbench.plugin_manager import registry
 from dpbench.problem import add_noise_at_snr
+from helpers.datasets import check_shipped_dataset
 
 # Documented shapes (issue 7) and the sha256 of the shipped files, recorded independently
 # of the provenance .toml files so that a changed file AND a changed record both fail here.
@@ -34,16 +34,7 @@ PROVENANCE_KEYS = {"name", "summary", "description", "file", "sha256", "shape", 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_dataset_loads_with_documented_shape_and_checksum(name):
     shape, has_y, sha = EXPECTED[name]
-    cls = registry().dataset(name)
-    prov = cls.provenance
-    assert PROVENANCE_KEYS <= set(prov), PROVENANCE_KEYS - set(prov)
-    assert prov["sha256"] == sha and tuple(prov["shape"]) == shape
-    raw = files("dpbench_data").joinpath(prov["file"]).read_bytes()
-    assert hashlib.sha256(raw).hexdigest() == sha
-    arr = cls().load()
-    assert arr.X.shape == shape and arr.X.dtype == np.float64
-    assert np.all(np.isfinite(arr.X))
-    assert len(arr.feature_names) == shape[1] and len(set(arr.feature_names)) == shape[1]
+    cls, prov, arr = check_shipped_dataset(name, shape, sha, PROVENANCE_KEYS)
     if has_y:
         assert arr.y.shape == (shape[0],) and np.all(np.isfinite(arr.y))
     else:

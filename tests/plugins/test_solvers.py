@@ -287,6 +287,19 @@ def test_large_p_one_mistake_is_enumerated_exactly():
 # ---------------------------------------------------------------- enumeration fallback and branch and bound
 
 
+def _overlap_levels_match(sess, S_all, v_all, S1, levels):
+    """Yield (t, mask of the level, result) after checking that ``solve(overlap=(S1, s - t))`` is
+    optimal with the brute-force minimum of its level and a lower bound at most that minimum."""
+    s = S_all.shape[1]
+    inter = np.isin(S_all, S1).sum(axis=1)
+    for t in levels:
+        ok = inter == s - t
+        res = sess.solve(overlap=(S1, s - t))
+        assert res.status == "optimal", (t, res)
+        assert close(res.objective, v_all[ok].min()) and res.lower_bound <= v_all[ok].min() + 1e-9
+        yield t, ok, res
+
+
 def _bnb_session(score, s, **kw):
     from dpbench.oracle.outer_approximation import OASession
     from dpbench_plugins.solvers.highs import solve_master_highs
@@ -306,12 +319,7 @@ def test_branch_and_bound_and_enumeration_match_brute_force(case, limits):
     S_all, v_all = enum_all(score, s)
     sess = _bnb_session(score, s, **limits)
     S1 = sess.solve().support
-    inter = np.isin(S_all, S1).sum(axis=1)
-    for t in range(0, s + 1):
-        ok = inter == s - t
-        res = sess.solve(overlap=(S1, s - t))
-        assert res.status == "optimal", (t, res)
-        assert close(res.objective, v_all[ok].min()) and res.lower_bound <= v_all[ok].min() + 1e-9
+    for t, ok, res in _overlap_levels_match(sess, S_all, v_all, S1, range(0, s + 1)):
         # The next two of the level through no-good cuts (topr's streams).
         ex = [res.support]
         for _ in range(2):
@@ -324,6 +332,7 @@ def test_branch_and_bound_and_enumeration_match_brute_force(case, limits):
                 break
             assert rk.status == "optimal" and close(rk.objective, v_all[mask].min()), (t, rk)
             ex.append(rk.support)
+    inter = np.isin(S_all, S1).sum(axis=1)
     fin, fout = [int(S1[0])], [int(S1[1]), 12]
     mask = (inter == 2) & np.isin(S_all, fin).any(axis=1) & ~np.isin(S_all, fout).any(axis=1)
     rf = sess.solve(overlap=(S1, 2), fixed_in=fin, fixed_out=fout)
@@ -464,12 +473,8 @@ def test_screened_branch_and_bound_matches_brute_force(case, gersh):
     S_all, v_all = enum_all(score, s)
     sess = _bnb_session(score, s, enum_limit=0, leaf_limit=40, gershgorin=gersh)
     S1 = S_all[np.argmin(v_all)]
-    inter = np.isin(S_all, S1).sum(axis=1)
-    for t in range(1, s + 1):
-        ok = inter == s - t
-        res = sess.solve(overlap=(S1, s - t))
-        assert res.status == "optimal", (t, res)
-        assert close(res.objective, v_all[ok].min()) and res.lower_bound <= v_all[ok].min() + 1e-9
+    for _ in _overlap_levels_match(sess, S_all, v_all, S1, range(1, s + 1)):
+        pass
 
 
 # ---------------------------------------------------------------- threshold enumeration (supports_below)
