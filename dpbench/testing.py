@@ -12,7 +12,7 @@ Layer 8. A plugin author runs these in their own tests, the way scikit-learn's
 Each ``check_*`` builds tiny problems (C(p, s) at most a few dozen supports), runs the
 plugin on them and raises :class:`AssertionError` whose message names the plugin and
 exactly what is wrong. dpbench's own test suite runs them over every registered plugin
-(``tests/test_conformance.py``).
+(``tests/api/test_conformance.py``).
 
 The brute-force helpers (:func:`all_supports`, :func:`brute_force_scores`,
 :func:`exponential_mechanism_log_probs`, :func:`chi_square_gof`) enumerate every support

@@ -42,7 +42,7 @@ def test_registered_selector_conforms(name):
 
 @pytest.mark.parametrize("name", REG.names("solver"))
 def test_registered_solver_conforms(name):
-    if "least-squares" not in REG.solver(name).losses:  # checked on its own loss (tests/test_hinge.py)
+    if "least-squares" not in REG.solver(name).losses:  # checked on its own loss (tests/plugins/test_loss_hinge.py)
         pytest.skip(f"solver {name!r} serves only the losses {REG.solver(name).losses}")
     try:
         check_solver(REG.solver(name))

@@ -70,7 +70,7 @@ def _modules():
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_module_imports_a_higher_layer(path):
     unit = path.relative_to(ROOT).parts[0].removesuffix(".py")
-    assert unit in LAYERS, f"dpbench/{unit} has no layer in LAYERS (tests/test_layers.py, docs/architecture.md)"
+    assert unit in LAYERS, f"dpbench/{unit} has no layer in LAYERS (tests/api/test_layers.py, docs/architecture.md)"
     mine = LAYERS[unit]
     bad = []
     for lineno, mod in _imports(path):

@@ -85,7 +85,7 @@ def _exact(sel, a, b, eps, delta=0.0):
 
 
 def test_exact_figures_agree_with_the_flip_pair_audits():
-    """tests/test_mistakes_ptr.py's flip pair: plain mistakes loses > 1.45 ε there, its rows say
+    """tests/plugins/test_selector_mistakes_ptr.py's flip pair: plain mistakes loses > 1.45 ε there, its rows say
     'none: gap condition failed' (no finding), the control claiming pure ε is a finding, and
     mistakes-ptr's hockey-stick divergence is the same number both audits compute."""
     a, b = flip_pair()

@@ -5,7 +5,7 @@ SIGTERM (what SLURM sends at the wall-time limit) and SIGINT (Ctrl-C) must end w
 143 / 130, and no worker process or resource tracker left running; SIGKILL (``kill -9``) can only be checked for
 the database. The fast slice (one SIGTERM on the serial and the joblib backend) runs in CI; the full matrix
 (every backend x SIGTERM / SIGINT / SIGKILL x several seeded points) is marked slow:
-``python -m pytest -m slow tests/test_faults.py``.
+``python -m pytest -m slow tests/integration/test_faults.py``.
 """
 
 from __future__ import annotations

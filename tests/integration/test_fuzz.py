@@ -3,7 +3,7 @@
 Every case ends in one of two ways: accepted (a data file that reads into finite arrays of matching shapes; a
 command line that reaches the runner), or refused with one line, exit status 2, no traceback, and the
 existing results database byte for byte unchanged. Any other exception fails the test with the case that
-raised it. The fast slice runs in CI; ``python -m pytest -m slow tests/test_fuzz.py`` runs ten times more cases.
+raised it. The fast slice runs in CI; ``python -m pytest -m slow tests/integration/test_fuzz.py`` runs ten times more cases.
 """
 
 from __future__ import annotations

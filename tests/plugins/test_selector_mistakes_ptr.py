@@ -1,7 +1,7 @@
 """mistakes-ptr: the exact neighbour audit ((epsilon, delta)-DP on every pair, both directions).
 
 Both output distributions are computed in closed form over all C(p, s) supports (the
-selector's log_probs, which tests/test_topr_mistakes.py checks for each branch against
+selector's log_probs, which tests/plugins/test_selector_topr_mistakes.py checks for each branch against
 brute force), and the hockey-stick divergence
 sum_S max(0, P_D(S) - e^eps P_D'(S)) must be <= delta for every neighbouring pair.
 """
