@@ -18,8 +18,9 @@ from dpbench.base import EXPONENTIAL_MECHANISM, Memo
 from dpbench.errors import SolverLimitError
 from dpbench.plugin_manager import build_registry, check_plugin_class, registry
 from dpbench.supports import uniform_supports
-from dpbench.testing import (all_supports, check_generator, check_selector, check_solver,
-                             exponential_mechanism_log_probs, tiny_trial)
+from dpbench.testing import (SELECTOR_CHECKS, all_supports, check_selector, check_selector_draws,
+                             check_selector_log_prob, check_selector_reproducible, check_selector_stored_preparation,
+                             exponential_mechanism_log_probs, parametrize_with_checks, plugin_checks, tiny_trial)
 from helpers.paths import THIRDPARTY
 
 REG = registry()
@@ -35,24 +36,34 @@ GENERATOR_PARAMS = {
 SELECTOR_PARAMS = {"mcmc": {"iterations": 50}}
 
 
-@pytest.mark.parametrize("name", REG.names("selector"))
-def test_registered_selector_conforms(name):
-    check_selector(REG.selector(name), **SELECTOR_PARAMS.get(name, {}))
+@parametrize_with_checks([(REG.selector(name), SELECTOR_PARAMS.get(name, {})) for name in REG.names("selector")])
+def test_registered_selector_conforms(plugin, check):
+    check(plugin)
 
 
-@pytest.mark.parametrize("name", REG.names("solver"))
-def test_registered_solver_conforms(name):
-    if "least-squares" not in REG.solver(name).losses:  # checked on its own loss (tests/plugins/test_loss_hinge.py)
-        pytest.skip(f"solver {name!r} serves only the losses {REG.solver(name).losses}")
+@parametrize_with_checks([REG.solver(name) for name in REG.names("solver")])
+def test_registered_solver_conforms(plugin, check):
+    if "least-squares" not in plugin.losses:  # checked on its own loss (tests/plugins/test_loss_hinge.py)
+        pytest.skip(f"solver {plugin.name!r} serves only the losses {plugin.losses}")
     try:
-        check_solver(REG.solver(name))
+        check(plugin)
     except SolverLimitError as exc:
-        pytest.skip(f"solver {name!r} unavailable here: {exc}")
+        pytest.skip(f"solver {plugin.name!r} unavailable here: {exc}")
 
 
-@pytest.mark.parametrize("name", REG.names("generator"))
-def test_registered_generator_conforms(name):
-    check_generator(REG.generator(name), **GENERATOR_PARAMS.get(name, {}))
+@parametrize_with_checks([(REG.generator(name), GENERATOR_PARAMS.get(name, {})) for name in REG.names("generator")])
+def test_registered_generator_conforms(plugin, check):
+    check(plugin)
+
+
+@parametrize_with_checks([REG.loss(name) for name in REG.names("loss")])
+def test_registered_loss_conforms(plugin, check):
+    check(plugin)
+
+
+@parametrize_with_checks([REG.estimator(name) for name in REG.names("estimator")])
+def test_registered_estimator_conforms(plugin, check):
+    check(plugin)
 
 
 @pytest.mark.parametrize("name", REG.names("dataset"))
@@ -217,6 +228,30 @@ def test_broken_selector_fails_with_the_reason(cls, message):
     cls.name = cls.__name__.lower()
     with pytest.raises(AssertionError, match=message):
         check_selector(cls, problems=((40, 6, 2, 0),))
+
+
+PART_OF = {WrongShape: check_selector_draws, Unsorted: check_selector_draws, Placeholder: check_selector_draws,
+           Float: check_selector_draws, Mutates: check_selector_draws, WrongEpsilon: check_selector_log_prob,
+           WrongLaw: check_selector_log_prob, Unnormalised: check_selector_log_prob,
+           GlobalRandom: check_selector_reproducible, History: check_selector_reproducible,
+           BadMemo: check_selector_reproducible, BadStore: check_selector_stored_preparation,
+           Unstorable: check_selector_stored_preparation}
+
+
+@pytest.mark.parametrize("cls", list(PART_OF), ids=lambda c: c.__name__)
+def test_broken_selector_fails_the_part_that_names_its_fault(cls):
+    """parametrize_with_checks reports a broken selector under the check of the property it breaks,
+    with the message check_selector gives, and the reference passes every part."""
+    cls.name = cls.__name__.lower()
+    with pytest.raises(AssertionError) as whole:
+        check_selector(cls, problems=((40, 6, 2, 0),))
+    with pytest.raises(AssertionError) as part:
+        PART_OF[cls](cls, problems=((40, 6, 2, 0),))
+    # the same finding (its details may differ where the fault is randomness outside the rng)
+    assert str(part.value).split(" (")[0] == str(whole.value).split(" (")[0]
+    assert [c.__name__ for c in plugin_checks(Good)] == [c.__name__ for c in SELECTOR_CHECKS]
+    for check in plugin_checks(Good):
+        check(Good)
 
 
 def test_undeclared_dp_type_fails_the_check():

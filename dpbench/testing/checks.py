@@ -1,47 +1,28 @@
-"""Conformance checks for dpbench plugins, and the brute-force references they use.
+"""Conformance checks of selectors, solvers and generators against their contracts.
 
-Layer 8. A plugin author runs these in their own tests, the way scikit-learn's
-``check_estimator`` is run on an estimator::
-
-    from dpbench.testing import check_selector
-    from my_package.dpbench_plugin import MySelector
-
-    def test_my_selector_conforms():
-        check_selector(MySelector, my_param=3)
-
-Each ``check_*`` builds tiny problems (C(p, s) at most a few dozen supports), runs the
-plugin on them and raises :class:`AssertionError` whose message names the plugin and
-exactly what is wrong. dpbench's own test suite runs them over every registered plugin
-(``tests/api/test_conformance.py``).
-
-The brute-force helpers (:func:`all_supports`, :func:`brute_force_scores`,
-:func:`exponential_mechanism_log_probs`, :func:`chi_square_gof`) enumerate every support
-with :mod:`itertools` and score it with a fresh :class:`dpbench.score.RidgeScore`,
-independently of the selectors' and oracles' own code paths.
+Each ``check_*`` builds tiny problems (C(p, s) at most a few dozen supports), runs the plugin on
+them and raises :class:`AssertionError` whose message names the plugin and exactly what is
+wrong. The selector check is also available in parts (:data:`SELECTOR_CHECKS`), one per
+property, so that :func:`dpbench.testing.parametrize_with_checks` gives each its own test id.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import itertools
 import json
 import math
 
 import numpy as np
 from scipy.special import logsumexp
-from scipy.stats import chisquare
 
-from .base import EXPONENTIAL_MECHANISM, Draws, Memo
-from .plugin_manager import check_plugin_class
-from .privacy.sensitivity import sensitivity
-from .problem import Problem
-from .results.store import decode_artefact, encode_artefact
-from .score import RidgeScore
-from .trial import Trial
+from dpbench.base import EXPONENTIAL_MECHANISM, Draws, Memo
+from dpbench.plugin_manager import check_plugin_class
+from dpbench.problem import Problem
+from dpbench.results.store import decode_artefact, encode_artefact
+from dpbench.testing.reference import (all_supports, brute_force_scores, chi_square_gof,
+                                       exponential_mechanism_log_probs, tiny_trial)
 
-__all__ = ["check_selector", "check_solver", "check_generator", "audit_selector", "all_supports", "brute_force_scores",
-           "exponential_mechanism_log_probs", "chi_square_gof", "tiny_trial"]
 
 #: Rejection level of the chi-square goodness-of-fit test of draws against ``log_prob``. The
 #: seeds are fixed, so the outcome is deterministic; over seeds, a correct selector would be
@@ -57,114 +38,9 @@ EPSILONS = (0.5, 4.0, 40.0)
 PROBLEMS = ((40, 6, 2, 0), (60, 7, 3, 1))
 
 
-# --------------------------------------------------------------------------- brute force
-
-
-def all_supports(p: int, s: int) -> np.ndarray:
-    """Every support of size s of {0, ..., p-1}, shape (C(p, s), s), int64, lexicographic order
-    (that of :func:`itertools.combinations`)."""
-    return np.array(list(itertools.combinations(range(p), s)), dtype=np.int64).reshape(-1, s)
-
-
-def brute_force_scores(trial: Trial) -> tuple[np.ndarray, np.ndarray]:
-    """All supports (lexicographic) and their scores R(S, D) from a fresh RidgeScore.
-
-    Returns
-    -------
-    supports : ndarray of shape (C(p, s), s), int64
-    scores : ndarray of shape (C(p, s),), float64
-        R(S, D) of design.md 3 on ``trial.problem`` with the trial's Lambda and r.
-    """
-    S = all_supports(trial.p, trial.s)
-    return S, RidgeScore(trial.problem.X, trial.problem.y, lam=trial.lam, r=trial.r)(S)
-
-
-def exponential_mechanism_log_probs(trial: Trial, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """The exponential mechanism on the shared score, by enumeration of every support.
-
-    log P(S) = -ε R(S, D) / (2 Δ) - log Σ_S' exp(-ε R(S', D) / (2 Δ)) (McSherry & Talwar
-    2007; design.md 4.1), with Δ recomputed from the trial's bounds
-    (:func:`dpbench.privacy.sensitivity.sensitivity`).
-
-    Returns
-    -------
-    supports : ndarray of shape (C(p, s), s), int64, lexicographic
-    log_probs : ndarray of shape (C(p, s),), natural logarithms summing (as probabilities) to 1
-    """
-    S, scores = brute_force_scores(trial)
-    delta = sensitivity(trial.s, trial.b_x, trial.b_y, trial.r, trial.sensitivity_bound)
-    lw = -epsilon * scores / (2 * delta)
-    return S, lw - logsumexp(lw)
-
-
-def chi_square_gof(draws, supports, log_probs, min_expected: float = 5.0) -> tuple[float, int]:
-    """Chi-square goodness of fit of drawn supports to exact probabilities.
-
-    Cells are pooled, smallest expected count first, until each expects at least
-    ``min_expected`` draws (Cochran's rule).
-
-    Parameters
-    ----------
-    draws : array_like of shape (m, s), int
-        Drawn supports (each row sorted).
-    supports : array_like of shape (K, s), int
-        Every support with positive probability, sorted rows, in any order.
-    log_probs : array_like of shape (K,)
-        Their exact natural-log probabilities.
-
-    Returns
-    -------
-    pvalue : float
-        From :func:`scipy.stats.chisquare`; 0.0 if a draw is not among ``supports``.
-    cells : int
-        Number of cells after pooling.
-    """
-    S = np.asarray(supports, dtype=np.int64)
-    idx = {tuple(r): i for i, r in enumerate(S.tolist())}
-    keys = [idx.get(tuple(r), -1) for r in np.asarray(draws, dtype=np.int64).tolist()]
-    if min(keys, default=0) < 0:
-        return 0.0, 0
-    counts = np.bincount(keys, minlength=len(S)).astype(float)
-    exp = np.exp(np.asarray(log_probs, dtype=float)) * len(keys)
-    obs_c, exp_c, acc_o, acc_e = [], [], 0.0, 0.0
-    for i in np.argsort(exp, kind="stable"):
-        acc_o += counts[i]
-        acc_e += exp[i]
-        if acc_e >= min_expected:
-            obs_c.append(acc_o)
-            exp_c.append(acc_e)
-            acc_o = acc_e = 0.0
-    if acc_e or acc_o:
-        if not obs_c:
-            return 1.0, 1
-        obs_c[-1] += acc_o
-        exp_c[-1] += acc_e
-    if len(obs_c) < 2:
-        return 1.0, len(obs_c)
-    exp_c = np.array(exp_c) * sum(obs_c) / sum(exp_c)  # the draws' total, to rounding
-    return float(chisquare(obs_c, exp_c).pvalue), len(obs_c)
-
-
-def tiny_problem(n: int, p: int, s: int, seed: int) -> Problem:
-    """A small Gaussian design with a planted support (y = X β + noise, β = 1 on the support)."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, p))
-    support = np.sort(rng.choice(p, size=s, replace=False)).astype(np.int64)
-    y = X[:, support].sum(axis=1) / math.sqrt(s) + 0.5 * rng.standard_normal(n)
-    return Problem(X, y, s, true_support=support, name=f"conformance-{n}x{p}-s{s}")
-
-
-def tiny_trial(n: int = 40, p: int = 6, s: int = 2, seed: int = 0, lam: float = 1.0,
-               solver: str = "enumerate", clip: bool = True, delta: float = 1e-6) -> Trial:
-    """The trial of :func:`tiny_problem`: b_x = b_y = 0.5 (data clipped to them if ``clip``),
-    r = 1.1, oracle ``solver``, run-level DP δ ``delta`` (for approximate-DP selectors)."""
-    b = 0.5
-    problem = tiny_problem(n, p, s, seed)
-    return Trial(problem.clipped(b, b) if clip else problem, b_x=b, b_y=b, r=1.1, lam=lam, solver=solver,
-                 delta=delta)
-
 
 # --------------------------------------------------------------------------- helpers
+
 
 
 def _fail(label: str, what: str):
@@ -317,49 +193,167 @@ def check_selector(cls: type, problems=PROBLEMS, **params) -> None:
     AssertionError
         Naming the selector, the problem and what is wrong.
     """
-    try:
-        check_plugin_class("selector", cls)
-    except (TypeError, ValueError) as exc:
-        raise AssertionError(f"selector {getattr(cls, '__qualname__', cls)!r}: {exc}") from None
+    _declared("selector", cls)
     for n, p, s, seed in problems:
-        _check_selector_on(cls, params, n, p, s, seed)
+        run = _SelectorRun.start(cls, params, n, p, s, seed)
+        run.draw_one()
+        run.reproducible()
+        run.stored()
+        run.log_prob()
 
 
-def _check_selector_on(cls, params, n, p, s, seed):
-    label = f"selector {cls.name!r} on a tiny problem (n={n}, p={p}, s={s}, seed={seed})"
-    sel = cls(**params)
-    clip = getattr(cls, "preprocessing", "clip") == "clip"  # the data the runner would give it
-    trial = tiny_trial(n, p, s, seed, clip=clip)
-    prepared = sel.prepare(trial, _rng(seed, 0))
-    before = _fingerprint(prepared)
-    n_draws = 7
-    first = {}
-    for k, eps in enumerate(EPSILONS):
-        d = sel.draw(trial, prepared, eps, n_draws, _rng(seed, 1, k))
-        _check_draws(f"{label}, epsilon={eps}", d, n_draws, p, s, cls.dp_type)
-        _compare_fingerprints(label, before, _fingerprint(prepared), f"draw at epsilon={eps}")
-        first[eps] = d
-    one = sel.draw(trial, prepared, EPSILONS[0], 1, _rng(seed, 2))
-    _check_draws(f"{label}, n_draws=1", one, 1, p, s, cls.dp_type)
-    _compare_fingerprints(label, before, _fingerprint(prepared), "draw with n_draws=1")
-    for k, eps in enumerate(EPSILONS):
-        diff = _draws_difference(first[eps], sel.draw(trial, prepared, eps, n_draws, _rng(seed, 1, k)))
+def check_selector_declarations(cls: type, problems=PROBLEMS, **params) -> None:
+    """The class declarations of a selector (base class, name, ``dp_type``, ``neighbouring``,
+    ``params``), as the plugin registry checks them; ``problems`` and ``params`` are unused.
+
+    Raises
+    ------
+    AssertionError
+        Naming the class and the declaration that is wrong.
+    """
+    _declared("selector", cls)
+
+
+def check_selector_draws(cls: type, problems=PROBLEMS, **params) -> None:
+    """Every :class:`~dpbench.base.Draws` is valid at each ε and for one draw, and ``draw`` leaves
+    ``prepared`` unchanged (the draw items of :func:`check_selector`).
+
+    Raises
+    ------
+    AssertionError
+        Naming the selector, the problem and what is wrong.
+    """
+    _declared("selector", cls)
+    for n, p, s, seed in problems:
+        _SelectorRun.start(cls, params, n, p, s, seed).draw_one()
+
+
+def check_selector_reproducible(cls: type, problems=PROBLEMS, **params) -> None:
+    """Randomness only from the rng: the same seed gives the same draws, and a fresh ``prepare``
+    gives the draws of one reused across ε (the reproducibility items of :func:`check_selector`).
+
+    Raises
+    ------
+    AssertionError
+        Naming the selector, the problem, the ε and the first difference.
+    """
+    _declared("selector", cls)
+    for n, p, s, seed in problems:
+        run = _SelectorRun.start(cls, params, n, p, s, seed)
+        run.draw_one()
+        run.reproducible()
+
+
+def check_selector_stored_preparation(cls: type, problems=PROBLEMS, **params) -> None:
+    """A preparation stored and reloaded as the results store does it (no pickle) gives the draws
+    and ``log_prob`` of the fresh one (the storage item of :func:`check_selector`).
+
+    Raises
+    ------
+    AssertionError
+        Naming the selector, the problem and what differs.
+    """
+    _declared("selector", cls)
+    for n, p, s, seed in problems:
+        _SelectorRun.start(cls, params, n, p, s, seed).stored()
+
+
+def check_selector_log_prob(cls: type, problems=PROBLEMS, **params) -> None:
+    """Where ``log_prob`` returns numbers, they are a probability law agreeing with the draws, and
+    with the exponential mechanism when the class declares that output law (the ``log_prob``
+    items of :func:`check_selector`).
+
+    Raises
+    ------
+    AssertionError
+        Naming the selector, the problem, the ε and the support that disagrees.
+    """
+    _declared("selector", cls)
+    for n, p, s, seed in problems:
+        _SelectorRun.start(cls, params, n, p, s, seed).log_prob()
+
+
+#: The parts of :func:`check_selector`, in its order, one test id each in
+#: :func:`dpbench.testing.parametrize_with_checks`.
+SELECTOR_CHECKS = (check_selector_declarations, check_selector_draws, check_selector_reproducible,
+                   check_selector_stored_preparation, check_selector_log_prob)
+
+
+def _declared(kind: str, cls: type) -> None:
+    """The registry's checks of a plugin class, as an AssertionError naming the class."""
+    try:
+        check_plugin_class(kind, cls)
+    except (TypeError, ValueError) as exc:
+        raise AssertionError(f"{kind} {getattr(cls, '__qualname__', cls)!r}: {exc}") from None
+
+
+@dataclasses.dataclass
+class _SelectorRun:
+    """One selector prepared on one tiny problem and drawn from at every ε of :data:`EPSILONS`.
+
+    :meth:`start` checks those draws; the other methods are the remaining properties of the
+    contract, each on this run (:func:`check_selector` calls them in order on one run).
+    """
+
+    label: str
+    cls: type
+    params: dict
+    sel: object
+    trial: object
+    prepared: object
+    before: dict
+    first: dict
+    problem: tuple
+    clip: bool
+    n_draws: int = 7
+
+    @classmethod
+    def start(cls_, cls, params, n, p, s, seed) -> "_SelectorRun":
+        label = f"selector {cls.name!r} on a tiny problem (n={n}, p={p}, s={s}, seed={seed})"
+        sel = cls(**params)
+        clip = getattr(cls, "preprocessing", "clip") == "clip"  # the data the runner would give it
+        trial = tiny_trial(n, p, s, seed, clip=clip)
+        prepared = sel.prepare(trial, _rng(seed, 0))
+        before = _fingerprint(prepared)
+        run = cls_(label, cls, params, sel, trial, prepared, before, {}, (n, p, s, seed), clip)
+        for k, eps in enumerate(EPSILONS):
+            d = sel.draw(trial, prepared, eps, run.n_draws, _rng(seed, 1, k))
+            _check_draws(f"{label}, epsilon={eps}", d, run.n_draws, p, s, cls.dp_type)
+            _compare_fingerprints(label, before, _fingerprint(prepared), f"draw at epsilon={eps}")
+            run.first[eps] = d
+        return run
+
+    def draw_one(self) -> None:
+        n, p, s, seed = self.problem
+        one = self.sel.draw(self.trial, self.prepared, EPSILONS[0], 1, _rng(seed, 2))
+        _check_draws(f"{self.label}, n_draws=1", one, 1, p, s, self.cls.dp_type)
+        _compare_fingerprints(self.label, self.before, _fingerprint(self.prepared), "draw with n_draws=1")
+
+    def reproducible(self) -> None:
+        n, p, s, seed = self.problem
+        label, sel, trial, prepared, first = self.label, self.sel, self.trial, self.prepared, self.first
+        for k, eps in enumerate(EPSILONS):
+            diff = _draws_difference(first[eps], sel.draw(trial, prepared, eps, self.n_draws, _rng(seed, 1, k)))
+            if diff:
+                _fail(label, f"two draws with the same rng seed differ at epsilon={eps} ({diff}); all randomness "
+                             "must come from the rng argument, and a draw must not depend on earlier calls")
+        # One prepare reused across epsilons must equal a fresh prepare for the last epsilon alone.
+        fresh_trial = tiny_trial(n, p, s, seed, clip=self.clip)
+        fresh = self.cls(**self.params)
+        fresh_prep = fresh.prepare(fresh_trial, _rng(seed, 0))
+        eps = EPSILONS[-1]
+        alone = fresh.draw(fresh_trial, fresh_prep, eps, self.n_draws, _rng(seed, 1, len(EPSILONS) - 1))
+        diff = _draws_difference(alone, first[eps])
         if diff:
-            _fail(label, f"two draws with the same rng seed differ at epsilon={eps} ({diff}); all randomness "
-                         "must come from the rng argument, and a draw must not depend on earlier calls")
-    # One prepare reused across epsilons must equal a fresh prepare for the last epsilon alone.
-    fresh_trial = tiny_trial(n, p, s, seed, clip=clip)
-    fresh = cls(**params)
-    fresh_prep = fresh.prepare(fresh_trial, _rng(seed, 0))
-    eps = EPSILONS[-1]
-    alone = fresh.draw(fresh_trial, fresh_prep, eps, n_draws, _rng(seed, 1, len(EPSILONS) - 1))
-    diff = _draws_difference(alone, first[eps])
-    if diff:
-        _fail(label, f"draws at epsilon={eps} depend on what ran before: after a fresh prepare, then after draws "
-                     f"at {list(EPSILONS[:-1])} with the same prepared: {diff} (prepare must be deterministic "
-                     "given its rng, and a Memo entry a pure function of its key)")
-    _check_stored(label, cls, params, prepared, first, n, p, s, seed, clip)
-    _check_log_prob(label, sel, trial, prepared, before)
+            _fail(label, f"draws at epsilon={eps} depend on what ran before: after a fresh prepare, then after draws "
+                         f"at {list(EPSILONS[:-1])} with the same prepared: {diff} (prepare must be deterministic "
+                         "given its rng, and a Memo entry a pure function of its key)")
+
+    def stored(self) -> None:
+        _check_stored(self.label, self.cls, self.params, self.prepared, self.first, *self.problem, self.clip)
+
+    def log_prob(self) -> None:
+        _check_log_prob(self.label, self.sel, self.trial, self.prepared, self.before)
 
 
 def _check_stored(label, cls, params, prepared, first, n, p, s, seed, clip):
@@ -438,60 +432,6 @@ def _check_log_prob(label, sel, trial, prepared, before):
     _compare_fingerprints(label, before, _fingerprint(prepared), "log_prob")
 
 
-# --------------------------------------------------------------------------- privacy audit
-
-
-def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: float = 1.0, delta: float = 1e-6,
-                   pairs=None, **params):
-    """Audit a selector's privacy claim on neighbouring data sets (``dpbench audit`` for a class).
-
-    Exact mode when the class gives ``log_prob`` (privacy loss and hockey-stick divergence over
-    all C(p, s) supports), Monte-Carlo lower bounds on ε otherwise; each pair is held to the
-    guarantee its rows state (:mod:`dpbench.audit`, docs/auditing.md). Use it in a plugin's own
-    tests next to :func:`check_selector`::
-
-        def test_my_selector_is_private():
-            audit = audit_selector(MySelector, quick=True)
-            assert not audit.finding, audit.reproduce
-
-    Parameters
-    ----------
-    cls : type
-        The selector class (registered or not).
-    quick : bool
-        The small budget (:data:`dpbench.audit.QUICK_BUDGET`) instead of the default one.
-    seed : int
-        Seed of every pair and draw.
-    epsilon, delta : float
-        Requested ε and the run's δ.
-    pairs : list of str, optional
-        Audit only these pairs (as printed in ``reproduce``).
-    **params
-        Passed to ``cls(**params)``.
-
-    Returns
-    -------
-    dpbench.audit.SelectorAudit
-        ``finding`` (bool), ``worst`` (the pair and its figures), ``mode``, ``claims``,
-        ``reproduce`` (the command line of the worst pair).
-
-    Raises
-    ------
-    AssertionError
-        The class breaks the selector contract's declarations.
-    UserInputError
-        A refused parameter or audit size.
-    """
-    from .audit import DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, audit_instance
-
-    try:
-        check_plugin_class("selector", cls)
-    except (TypeError, ValueError) as exc:
-        raise AssertionError(f"selector {getattr(cls, '__qualname__', cls)!r}: {exc}") from None
-    return audit_instance(cls(**params), cls.name, AuditSetup(epsilon=epsilon, delta=delta),
-                          QUICK_BUDGET if quick else DEFAULT_BUDGET, seed, pairs)
-
-
 # --------------------------------------------------------------------------- solvers
 
 
@@ -517,10 +457,7 @@ def check_solver(cls: type, problems=((40, 8, 3, 0), (30, 7, 2, 1)), lam: float 
     dpbench.errors.SolverLimitError
         From ``session`` when the backend is unavailable here (callers may skip).
     """
-    try:
-        check_plugin_class("solver", cls)
-    except (TypeError, ValueError) as exc:
-        raise AssertionError(f"solver {getattr(cls, '__qualname__', cls)!r}: {exc}") from None
+    _declared("solver", cls)
     for n, p, s, seed in problems:
         trial = tiny_trial(n, p, s, seed, lam=lam)
         label = f"solver {cls.name!r} on a tiny problem (n={n}, p={p}, s={s}, seed={seed}, lam={lam})"
@@ -599,10 +536,7 @@ def check_generator(cls: type, **params) -> None:
     AssertionError
         Naming the generator and what is wrong.
     """
-    try:
-        check_plugin_class("generator", cls)
-    except (TypeError, ValueError) as exc:
-        raise AssertionError(f"generator {getattr(cls, '__qualname__', cls)!r}: {exc}") from None
+    _declared("generator", cls)
     gen = cls(**params)
     label = f"generator {cls.name!r} with {params}"
     a, b, c = (gen.generate(np.random.default_rng(seed)) for seed in (11, 11, 12))
