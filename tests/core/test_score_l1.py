@@ -13,10 +13,11 @@ import pytest
 from scipy.optimize import minimize
 
 import dpbench_plugins.selectors.mcmc as mcmc_mod
-from dpbench import Trial, UserInputError
+from dpbench import UserInputError
 from dpbench.plugin_manager import registry
 from dpbench.privacy.sensitivity import l1_sensitivity
 from dpbench.score.l1 import project_l1_ball, solve_l1_blocks
+from helpers.exact import toeplitz_trial
 
 
 def scipy_l1(X, y, B):
@@ -126,13 +127,8 @@ def test_sensitivity_bound_holds_and_is_nearly_attained():
         l1_sensitivity(0.5, 0.5, 0.0)
 
 
-def make_trial(n=40, p=7, s=3, seed=4):
-    prob = registry().generator("toeplitz")(n=n, p=p, s=s).generate(np.random.default_rng(seed))
-    return Trial(prob.clipped(0.5, 0.5), b_x=0.5, b_y=0.5, r=1.1, lam=0.5)
-
-
 def test_l1_chain_is_reversible_for_the_l1_exponential_mechanism():
-    trial, eps, B = make_trial(), 30.0, 0.6
+    trial, eps, B = toeplitz_trial(40, 7, 3, 0.5, seed=4), 30.0, 0.6
     sup = np.array(list(itertools.combinations(range(trial.p), trial.s)))
     X, y = trial.score.X, trial.score.y
     R = np.array([score_l1(X, y, list(S), B) for S in sup])
@@ -158,7 +154,7 @@ def test_l1_chain_is_reversible_for_the_l1_exponential_mechanism():
 
 
 def test_incremental_l1_scores_equal_direct_scores_and_selector_reports_them():
-    trial = make_trial(n=60, p=25, s=4, seed=5)
+    trial = toeplitz_trial(60, 25, 4, 0.5, seed=5)
     sel = registry().selector("mcmc")(iterations=300, score="l1", l1_bound=0.5)
     d = sel.draw(trial, sel.prepare(trial, np.random.default_rng(0)), 2.0, 5, np.random.default_rng(1))
     assert d.diagnostics["score"] == "l1"

@@ -18,8 +18,14 @@ def toeplitz_problem(n, p, s, seed, snr=5.0):
     return Toeplitz(n=n, p=p, s=s, snr=snr).generate(np.random.default_rng(seed))
 
 
-def enumerate_trial(problem, lam=0.0, b_x=BX, b_y=BY, r=RR):
-    return Trial(problem.clipped(b_x, b_y), b_x=b_x, b_y=b_y, r=r, lam=lam, solver="enumerate")
+def toeplitz_trial(n, p, s, lam=1.0, r=RR, seed=0, snr=5.0):
+    """The clipped Toeplitz design of seed ``seed`` in a trial with b_x = b_y = 0.5 (default oracle)."""
+    return Trial(toeplitz_problem(n, p, s, seed, snr).clipped(BX, BY), b_x=BX, b_y=BY, r=r, lam=lam)
+
+
+def enumerate_trial(problem, lam=0.0, b_x=BX, b_y=BY, r=RR, delta=0.0):
+    """The trial of ``problem`` clipped to (b_x, b_y), answered by the exact ``enumerate`` oracle."""
+    return Trial(problem.clipped(b_x, b_y), b_x=b_x, b_y=b_y, r=r, lam=lam, solver="enumerate", delta=delta)
 
 
 def enumerate_all(trial):

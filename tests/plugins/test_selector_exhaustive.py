@@ -12,23 +12,17 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from dpbench.trial import Trial
 from dpbench.errors import UserInputError
 from dpbench.testing import chi_square_gof
 from dpbench.testing import exponential_mechanism_log_probs as brute_force_log_probs
 from dpbench_plugins.selectors.exhaustive import Exhaustive
-from dpbench_plugins.generators.toeplitz import Toeplitz
+from helpers.exact import toeplitz_trial
 
 B_X = B_Y = 0.5
 R, LAM = 1.1, 1.0
 EPS = 10.0  # spreads the mass over all 56 supports (largest probability about 0.15)
 N_DRAWS = 20_000
 ALPHA = 1e-3  # chi-square rejection level; the seeds are fixed, so the outcome is deterministic
-
-
-def make_trial(n=30, p=8, s=3, seed=0, lam=LAM):
-    problem = Toeplitz(n=n, p=p, s=s, snr=2.0).generate(np.random.default_rng(seed))
-    return Trial(problem.clipped(B_X, B_Y), b_x=B_X, b_y=B_Y, r=R, lam=lam)
 
 
 def streaming():
@@ -45,7 +39,7 @@ def chi_square_pvalue(draws, supports, log_probs):
 
 @pytest.mark.parametrize("make", [cached, streaming], ids=["cached", "streaming"])
 def test_log_prob_equals_brute_force_enumeration(make):
-    trial = make_trial()
+    trial = toeplitz_trial(30, 8, 3, LAM, snr=2.0)
     sel = make()
     prepared = sel.prepare(trial, np.random.default_rng(0))
     assert (prepared.scores is None) == (make is streaming)
@@ -61,7 +55,7 @@ def test_log_prob_equals_brute_force_enumeration(make):
 
 
 def test_recovery_probability_of_true_support():
-    trial = make_trial()
+    trial = toeplitz_trial(30, 8, 3, LAM, snr=2.0)
     sel = cached()
     prepared = sel.prepare(trial, np.random.default_rng(0))
     supports, ref = brute_force_log_probs(trial, EPS)
@@ -72,7 +66,7 @@ def test_recovery_probability_of_true_support():
 
 @pytest.mark.parametrize("make", [cached, streaming], ids=["cached", "streaming"])
 def test_sampling_frequencies_match_exact_probabilities(make):
-    trial = make_trial()
+    trial = toeplitz_trial(30, 8, 3, LAM, snr=2.0)
     sel = make()
     prepared = sel.prepare(trial, np.random.default_rng(1))
     supports, ref = brute_force_log_probs(trial, EPS)
@@ -87,7 +81,7 @@ def test_sampling_frequencies_match_exact_probabilities(make):
 
 @pytest.mark.parametrize("make", [cached, streaming], ids=["cached", "streaming"])
 def test_draws_reproducible_from_seed(make):
-    trial = make_trial()
+    trial = toeplitz_trial(30, 8, 3, LAM, snr=2.0)
     sel = make()
     prepared = sel.prepare(trial, np.random.default_rng(0))
     a = sel.draw(trial, prepared, EPS, 50, np.random.default_rng(7)).supports
@@ -97,7 +91,7 @@ def test_draws_reproducible_from_seed(make):
 
 def test_streaming_with_concentrated_mass():
     """Large epsilon: almost all mass on the best support, found across chunk boundaries."""
-    trial = make_trial(seed=3)
+    trial = toeplitz_trial(30, 8, 3, LAM, seed=3, snr=2.0)
     supports, ref = brute_force_log_probs(trial, 500.0)
     best = supports[np.argmax(ref)]
     assert ref.max() > math.log(0.99)
@@ -107,7 +101,7 @@ def test_streaming_with_concentrated_mass():
 
 
 def test_limit_error_names_the_count_and_the_fix():
-    trial = make_trial(p=8, s=3)
+    trial = toeplitz_trial(30, 8, 3, LAM, snr=2.0)
     with pytest.raises(UserInputError) as err:
         Exhaustive(limit=55).prepare(trial, np.random.default_rng(0))
     msg = str(err.value)

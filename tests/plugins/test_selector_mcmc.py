@@ -20,17 +20,13 @@ from scipy.special import logsumexp
 from scipy.stats import chisquare
 
 import dpbench_plugins.selectors.mcmc as mcmc_mod
-from dpbench import Trial, UserInputError
+from dpbench import UserInputError
 from dpbench.supports import iter_supports
 from dpbench.plugin_manager import registry
+from helpers.exact import toeplitz_trial
 
 TV_TOL = 0.06
 N_CHAINS = 4000
-
-
-def make_trial(n, p, s, lam, r=1.1, seed=0):
-    prob = registry().generator("toeplitz")(n=n, p=p, s=s).generate(np.random.default_rng(seed))
-    return Trial(prob.clipped(0.5, 0.5), b_x=0.5, b_y=0.5, r=r, lam=lam)
 
 
 def exact_pi(trial, epsilon):
@@ -65,7 +61,7 @@ SETTINGS = [(1.0, 1.1, 8.0), (0.0, 0.3, 5.0)]
 @pytest.fixture(scope="module", params=SETTINGS, ids=["ridge", "l2-bound-active"])
 def setting(request):
     lam, r, eps = request.param
-    trial = make_trial(60, 10, 3, lam, r)
+    trial = toeplitz_trial(60, 10, 3, lam, r)
     sup, lp = exact_pi(trial, eps)
     return trial, eps, sup, lp
 
@@ -108,7 +104,7 @@ def transition_matrix(trial, eps, sup):
 
 
 def test_detailed_balance_exact():
-    trial = make_trial(40, 7, 3, lam=0.5, r=0.6, seed=4)  # 35 supports
+    trial = toeplitz_trial(40, 7, 3, lam=0.5, r=0.6, seed=4)  # 35 supports
     eps = 6.0
     sup, lp = exact_pi(trial, eps)
     pi = np.exp(lp)
@@ -126,7 +122,7 @@ def test_detailed_balance_exact():
 
 
 def test_detailed_balance_fails_for_wrong_ratio(monkeypatch):
-    trial = make_trial(40, 7, 3, lam=0.5, r=0.6, seed=4)
+    trial = toeplitz_trial(40, 7, 3, lam=0.5, r=0.6, seed=4)
     eps = 6.0
     sup, lp = exact_pi(trial, eps)
     pi = np.exp(lp)
@@ -137,7 +133,7 @@ def test_detailed_balance_fails_for_wrong_ratio(monkeypatch):
 
 def test_one_step_of_sampler_matches_transition_row():
     """The sampler's actual step from a fixed support follows the enumerated row (chi-square)."""
-    trial = make_trial(40, 7, 3, lam=0.5, r=0.6, seed=4)
+    trial = toeplitz_trial(40, 7, 3, lam=0.5, r=0.6, seed=4)
     eps = 6.0
     S0 = np.array([1, 3, 5])
     row = mcmc_mod.one_step_transition(trial, eps, S0)
@@ -157,7 +153,7 @@ def test_one_step_of_sampler_matches_transition_row():
 
 
 def test_incremental_scores_equal_shared_score():
-    trial = make_trial(50, 30, 4, lam=0.0, r=0.4, seed=2)  # mix of active / inactive l2 bound
+    trial = toeplitz_trial(50, 30, 4, lam=0.0, r=0.4, seed=2)  # mix of active / inactive l2 bound
     rng = np.random.default_rng(5)
     from dpbench.supports import uniform_supports
 
@@ -187,7 +183,7 @@ def test_nonmember_of_rank_is_a_bijection():
 
 @pytest.mark.parametrize("init", ["random", "correlation", "lasso"])
 def test_reproducible_regardless_of_number_of_chains(init, monkeypatch):
-    trial = make_trial(80, 40, 3, lam=1.0)
+    trial = toeplitz_trial(80, 40, 3, lam=1.0)
     sel = registry().selector("mcmc")(iterations=60, init=init)
     prep = sel.prepare(trial, np.random.default_rng(0))
     a = sel.draw(trial, prep, 4.0, 7, np.random.default_rng(42)).supports
@@ -203,7 +199,7 @@ def test_reproducible_regardless_of_number_of_chains(init, monkeypatch):
 
 
 def test_shorter_chain_is_prefix_of_longer():
-    trial = make_trial(80, 40, 3, lam=1.0)
+    trial = toeplitz_trial(80, 40, 3, lam=1.0)
     gens = lambda: mcmc_mod.chain_generators(7, range(3))  # noqa: E731
     init = np.array([[0, 1, 2]] * 3)
     _, _, t1 = mcmc_mod.run_chains(trial, 4.0, init, 30, gens())
@@ -212,7 +208,7 @@ def test_shorter_chain_is_prefix_of_longer():
 
 
 def test_metadata_diagnostics_and_starts():
-    trial = make_trial(100, 30, 3, lam=1.0)
+    trial = toeplitz_trial(100, 30, 3, lam=1.0)
     cls = registry().selector("mcmc")
     info = cls.describe()
     assert info["dp_type"] == "approximate" and info["neighbouring"] == "replace-one"
@@ -240,7 +236,7 @@ def test_bad_parameters():
         cls(iterations=-1)
     with pytest.raises(UserInputError):
         cls(iterations="many")
-    trial = make_trial(30, 8, 2, lam=1.0)
+    trial = toeplitz_trial(30, 8, 2, lam=1.0)
     with pytest.raises(UserInputError):
         cls().draw(trial, None, 0.0, 2, np.random.default_rng(0))
 
@@ -250,7 +246,7 @@ def test_single_chain_scores_match_shared_score():
     solve_blocks overwrote its ``c`` argument in place for one-row blocks."""
     from dpbench.score import solve_blocks
 
-    trial = make_trial(80, 40, 3, lam=1.0)
+    trial = toeplitz_trial(80, 40, 3, lam=1.0)
     S = np.array([[0, 1, 2]])
     G, c = trial.score.blocks(S)
     c0 = c.copy()

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 from helpers.flip_pair import flip_pair, trial_of
-from helpers.exact import enumerate_all, exact_law, hockey_stick, neighbour_pairs, toeplitz_problem
+from helpers.exact import enumerate_all, enumerate_trial, exact_law, hockey_stick, neighbour_pairs, toeplitz_problem
 
 from dpbench import Trial
 from dpbench_plugins.selectors import mistakes_ptr
@@ -92,10 +92,6 @@ def test_audit_has_power_when_the_threshold_is_wrong(monkeypatch):
     assert hockey_stick(pa, pb, 4.0) > 10 * 1e-3
 
 
-def _trial(problem, lam, delta):
-    return Trial(problem.clipped(B, B), b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", delta=delta)
-
-
 def test_exact_audit_on_random_and_adversarial_pairs():
     """Pairs with stable and unstable optima; both branches and the test carry weight."""
     rng = np.random.default_rng(4)
@@ -106,8 +102,8 @@ def test_exact_audit_on_random_and_adversarial_pairs():
         for a, b in neighbour_pairs(prob, rng, B, B, lam=0.5, k=2):
             for eps, delta, frac in ((1.0, 0.05, 0.5), (4.0, 1e-3, 0.3), (8.0, 1e-6, 0.5), (16.0, 0.01, 0.5)):
                 sel = MistakesPTR(ptr_fraction=frac)
-                pa, prep_a = exact_law(sel, _trial(a, 0.5, delta), eps)
-                pb, prep_b = exact_law(sel, _trial(b, 0.5, delta), eps)
+                pa, prep_a = exact_law(sel, enumerate_trial(a, 0.5, delta=delta), eps)
+                pb, prep_b = exact_law(sel, enumerate_trial(b, 0.5, delta=delta), eps)
                 d_seen |= {prep_a.d, prep_b.d}
                 hs = hockey_stick(pa, pb, eps)
                 assert hs <= delta + 1e-12
