@@ -17,7 +17,7 @@ import pytest
 from helpers.audit_controls import CONTROLS, HalfSensitivityEM, LiteralDPSIS, MistakesClaimsPure
 from helpers.flip_pair import flip_pair, trial_of
 from scipy.stats import binomtest
-from helpers.exact import exact_law, max_ratio, neighbour_pairs, toeplitz_problem
+from helpers.exact import enumerate_trial, exact_law, max_ratio, neighbour_pairs, toeplitz_problem
 from helpers.exact import hockey_stick as ptr_hockey_stick
 
 from dpbench.audit import QUICK_BUDGET, AuditSetup, Pair, audit_instance
@@ -111,8 +111,6 @@ def test_exact_figures_agree_with_the_topr_audit_pairs():
     prob = toeplitz_problem(10, 7, 2, int(rng.integers(1 << 30))).clipped(0.5, 0.5)
     for a, b in list(neighbour_pairs(prob, rng, 0.5, 0.5, lam=1.0, k=2)):
         want = max_ratio(TopR(), a, b, 0.5, lam=1.0)[0]
-        from test_topr_mistakes import enumerate_trial
-
         ta, tb = enumerate_trial(a, lam=1.0), enumerate_trial(b, lam=1.0)
         sel = TopR()
         got = exact_pair(sel, ta, sel.prepare(ta, None), tb, sel.prepare(tb, None), 0.5)
