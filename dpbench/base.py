@@ -16,12 +16,12 @@ This module re-exports them all, so a plugin writes ``from dpbench.base import S
 :mod:`dpbench.hookspecs`.
 """
 
-from .data_contract import Dataset, DatasetArrays, Generator
-from .oracle_contract import ORACLE_STATUSES, OracleResult, OracleSession, Solver, ThresholdResult
-from .params import Configurable, Param, int_or_inf
-from .preparation import EpsilonCache, Memo, prepared_from_state, prepared_state
-from .problem import Problem
-from .selector_contract import (AGGREGATES, DP_TYPES, EXPONENTIAL_MECHANISM, NO_GUARANTEE, PREPROCESSING,
+from dpbench.data_contract import Dataset, DatasetArrays, Generator
+from dpbench.oracle_contract import ORACLE_STATUSES, OracleResult, OracleSession, Solver, ThresholdResult
+from dpbench.params import Configurable, Param, int_or_inf
+from dpbench.preparation import EpsilonCache, Memo, prepared_from_state, prepared_state
+from dpbench.problem import Problem
+from dpbench.selector_contract import (AGGREGATES, DP_TYPES, EXPONENTIAL_MECHANISM, NO_GUARANTEE, PREPROCESSING,
                                 REPLACE_ONE, BatchLogProb, Diagnostic, Draws, Selector, has_guarantee)
 
 __all__ = [

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .params import Configurable
-from .problem import Problem
+from dpbench.params import Configurable
+from dpbench.problem import Problem
 
 
 class Generator(Configurable, abc.ABC):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import UserInputError
+from dpbench.errors import UserInputError
 
 #: Preprocessing options for ``--standardize``.
 #: ``none``: the data as given; ``center``: subtract the column means of X and the mean of
@@ -578,8 +578,8 @@ def problem_from_dataset(setting: dict):
         For a design-only data set (no response: use the ``planted`` generator), an unknown
         name (UnknownNameError), or any error of :func:`load_table`.
     """
-    from .plugin_manager import registry
-    from .problem import Problem
+    from dpbench.plugin_manager import registry
+    from dpbench.problem import Problem
 
     mode = setting.get("standardize") or "none"
     s = setting["s"]

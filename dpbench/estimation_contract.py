@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from .base import REPLACE_ONE, Draws
-from .params import Configurable
+from dpbench.base import REPLACE_ONE, Draws
+from dpbench.params import Configurable
 
 if TYPE_CHECKING:  # annotations only: the trial is a higher layer
-    from .trial import Trial
+    from dpbench.trial import Trial
 
 #: DP types an estimator can declare (an estimator without a guarantee has no place here).
 ESTIMATOR_DP_TYPES = ("pure", "approximate")

@@ -15,12 +15,12 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .trial import PrivacySetup, Trial
-from .privacy.exponential import check_epsilon
-from .plugin_manager import registry
-from .problem import Problem
-from .runner.selection import SelectorRun
-from .seeding import rng_for
+from dpbench.trial import PrivacySetup, Trial
+from dpbench.privacy.exponential import check_epsilon
+from dpbench.plugin_manager import registry
+from dpbench.problem import Problem
+from dpbench.runner.selection import SelectorRun
+from dpbench.seeding import rng_for
 
 
 @dataclass

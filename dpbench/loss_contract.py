@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Configurable
-from .problem import Problem
+from dpbench.base import Configurable
+from dpbench.problem import Problem
 
 
 class Loss(Configurable):

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from .params import Configurable
+from dpbench.params import Configurable
 
 if TYPE_CHECKING:  # annotations only: the score is a higher layer
-    from .score import RidgeScore
+    from dpbench.score import RidgeScore
 
 ORACLE_STATUSES = ("optimal", "infeasible", "work_limit", "time_limit", "suboptimal", "error")
 

@@ -12,7 +12,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
-from .errors import UserInputError
+from dpbench.errors import UserInputError
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,11 @@ from typing import Iterable
 
 import pluggy
 
-from . import hookspecs
-from .base import DP_TYPES, PREPROCESSING, Dataset, Diagnostic, Generator, Param, Selector, Solver
-from .errors import UnknownNameError
-from .estimation_contract import ESTIMATOR_DP_TYPES, Estimator
-from .loss_contract import Loss
+from dpbench import hookspecs
+from dpbench.base import DP_TYPES, PREPROCESSING, Dataset, Diagnostic, Generator, Param, Selector, Solver
+from dpbench.errors import UnknownNameError
+from dpbench.estimation_contract import ESTIMATOR_DP_TYPES, Estimator
+from dpbench.loss_contract import Loss
 
 ENTRY_POINT_GROUP = "dpbench"
 KINDS = {

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .errors import UserInputError
+from dpbench.errors import UserInputError
 
 
 def as_support(support, p=None) -> np.ndarray:

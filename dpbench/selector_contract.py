@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from .params import Configurable
-from .preparation import EpsilonCache, Memo, prepared_from_state, prepared_state  # noqa: F401 - part of the plugin API
-from .problem import as_support
+from dpbench.params import Configurable
+from dpbench.preparation import EpsilonCache, Memo, prepared_from_state, prepared_state  # noqa: F401 - part of the plugin API
+from dpbench.problem import as_support
 
 if TYPE_CHECKING:  # annotations only: the trial is a higher layer
-    from .trial import Trial
+    from dpbench.trial import Trial
 
 #: DP types a selector can declare (design.md section 4).
 DP_TYPES = ("pure", "approximate", "none")

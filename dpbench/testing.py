@@ -32,13 +32,13 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import chisquare
 
-from .base import EXPONENTIAL_MECHANISM, Draws, Memo
-from .plugin_manager import check_plugin_class
-from .privacy.sensitivity import sensitivity
-from .problem import Problem
-from .results.store import decode_artefact, encode_artefact
-from .score import RidgeScore
-from .trial import Trial
+from dpbench.base import EXPONENTIAL_MECHANISM, Draws, Memo
+from dpbench.plugin_manager import check_plugin_class
+from dpbench.privacy.sensitivity import sensitivity
+from dpbench.problem import Problem
+from dpbench.results.store import decode_artefact, encode_artefact
+from dpbench.score import RidgeScore
+from dpbench.trial import Trial
 
 __all__ = ["check_selector", "check_solver", "check_generator", "audit_selector", "all_supports", "brute_force_scores",
            "exponential_mechanism_log_probs", "chi_square_gof", "tiny_trial"]
@@ -482,7 +482,7 @@ def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: fl
     UserInputError
         A refused parameter or audit size.
     """
-    from .audit import DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, audit_instance
+    from dpbench.audit import DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, audit_instance
 
     try:
         check_plugin_class("selector", cls)

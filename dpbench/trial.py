@@ -14,16 +14,16 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable
 
-from .base import PREPROCESSING
-from .errors import UserInputError
-from .plugin_manager import registry
-from .privacy.sensitivity import sensitivity
-from .problem import Problem
-from .score import RidgeScore
-from .score.loss import DEFAULT_LOSS
+from dpbench.base import PREPROCESSING
+from dpbench.errors import UserInputError
+from dpbench.plugin_manager import registry
+from dpbench.privacy.sensitivity import sensitivity
+from dpbench.problem import Problem
+from dpbench.score import RidgeScore
+from dpbench.score.loss import DEFAULT_LOSS
 
 if TYPE_CHECKING:
-    from .base import OracleResult, OracleSession
+    from dpbench.base import OracleResult, OracleSession
 
 #: Default ridge penalty Lambda of runs and of the Python API. Outer-approximation oracles
 #: need Lambda > 0 and slow down sharply as Lambda -> 0 (weaker cuts); the NeurIPS 2025

@@ -9,11 +9,11 @@ pair that shows the most. Each selector is held to the guarantee its rows state.
 
 from __future__ import annotations
 
-from ..errors import UserInputError
-from ..plugin_manager import registry
-from .engine import (DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, Budget, Claim, PairResult, SelectorAudit,
+from dpbench.errors import UserInputError
+from dpbench.plugin_manager import registry
+from dpbench.audit.engine import (DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, Budget, Claim, PairResult, SelectorAudit,
                      audit_instance)
-from .pairs import FAMILIES, GRID, Pair
+from dpbench.audit.pairs import FAMILIES, GRID, Pair
 
 __all__ = ["audit_instance", "audit_methods", "sweep", "AuditSetup", "Budget", "Claim", "PairResult",
            "SelectorAudit", "Pair", "DEFAULT_BUDGET", "QUICK_BUDGET", "FAMILIES", "GRID"]

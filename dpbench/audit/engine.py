@@ -22,13 +22,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..base import BatchLogProb, Draws, has_guarantee
-from ..errors import UserInputError
-from ..seeding import rng_for
-from ..supports import iter_supports, n_supports
-from ..trial import PrivacySetup, Trial
-from .laws import EXACT_TOL, choose_event, evaluate_event, hockey_stick, privacy_loss
-from .pairs import Pair, neighbour_move, pair_problems, search_pairs
+from dpbench.base import BatchLogProb, Draws, has_guarantee
+from dpbench.errors import UserInputError
+from dpbench.seeding import rng_for
+from dpbench.supports import iter_supports, n_supports
+from dpbench.trial import PrivacySetup, Trial
+from dpbench.audit.laws import EXACT_TOL, choose_event, evaluate_event, hockey_stick, privacy_loss
+from dpbench.audit.pairs import Pair, neighbour_move, pair_problems, search_pairs
 
 #: Largest C(p, s) for which the exact mode enumerates both laws.
 EXACT_LIMIT = 5000

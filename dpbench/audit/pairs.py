@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UserInputError
-from ..problem import Problem
-from ..score import RidgeScore
-from ..seeding import rng_for
-from ..supports import iter_supports, n_supports
+from dpbench.errors import UserInputError
+from dpbench.problem import Problem
+from dpbench.score import RidgeScore
+from dpbench.seeding import rng_for
+from dpbench.supports import iter_supports, n_supports
 
 #: Grid of replacement rows: a coordinate is ``level * box / GRID``, level in [-GRID, GRID].
 GRID = 4

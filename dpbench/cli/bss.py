@@ -18,12 +18,12 @@ import json
 import math
 import time
 
-from ..data_io import STANDARDIZE_MODES
+from dpbench.data_io import STANDARDIZE_MODES
 
 
 def add_parser(subparsers) -> None:
     """Add the ``bss`` subcommand to an argparse subparsers object."""
-    from ..trial import PrivacySetup
+    from dpbench.trial import PrivacySetup
 
     p = subparsers.add_parser("bss", help="certified non-private best subset of a generated problem")
     p.add_argument("--generator", default="toeplitz", help="simulation design (default toeplitz)")
@@ -56,9 +56,9 @@ def run(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ..errors import UserInputError
-    from ..plugin_manager import registry
-    from ..runner.execute import check_seed, check_setting
+    from dpbench.errors import UserInputError
+    from dpbench.plugin_manager import registry
+    from dpbench.runner.execute import check_seed, check_setting
 
     reg = registry()
     if args.dataset or args.data:
@@ -84,7 +84,7 @@ def run(args) -> int:
         raise UserInputError(f"--time-limit = {args.time_limit} must be a positive number of seconds "
                              "(or leave it out: no limit)")
     if args.json:  # stdout carries the JSON only, whatever the solver library prints (main.machine_stdout)
-        from .main import machine_stdout
+        from dpbench.cli.main import machine_stdout
 
         with machine_stdout() as stdout:
             out, status = _solve(args, reg, setting, sparams)
@@ -107,8 +107,8 @@ def run(args) -> int:
 
 def _solve(args, reg, setting, sparams):
     """Generate (or load), clip and solve; returns (the JSON record, the exit status)."""
-    from ..runner.execute import RunConfig, make_problem
-    from ..score import RidgeScore
+    from dpbench.runner.execute import RunConfig, make_problem
+    from dpbench.score import RidgeScore
 
     t0 = time.perf_counter()
     # the same data as trial 0 of `dpbench compare` with this seed and setting

@@ -16,10 +16,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ..errors import DPBenchError, UserInputError
-from ..runner.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
-from .output import machine_stdout, stdout_to_devnull
-from .resources import (DRAW_BYTES, FORCED_JOBS_PER_CORE, MAX_RESULTS, SHOW_MEMORY_ABOVE,  # noqa: F401
+from dpbench.errors import DPBenchError, UserInputError
+from dpbench.runner.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
+from dpbench.cli.output import machine_stdout, stdout_to_devnull
+from dpbench.cli.resources import (DRAW_BYTES, FORCED_JOBS_PER_CORE, MAX_RESULTS, SHOW_MEMORY_ABOVE,  # noqa: F401
                         check_jobs, memory_estimate, usable_cores)
 
 # Outside a terminal (logs, CI) rich would wrap at 80 columns; the tables are laid out for 100.
@@ -42,7 +42,7 @@ def _cli_type(opt):
 
 
 def _add_compare(sub):
-    from ..runner.config import OPTIONS
+    from dpbench.runner.config import OPTIONS
 
     p = sub.add_parser("compare", help="run selectors on the same trials and tabulate recovery",
                        description="Run every method on the same trials, the same epsilon and the same "
@@ -71,7 +71,7 @@ def _add_compare(sub):
 
 
 def _merge_options(args) -> dict:
-    from ..runner.config import COMPARE_DEFAULTS, load_config
+    from dpbench.runner.config import COMPARE_DEFAULTS, load_config
 
     opts = dict(COMPARE_DEFAULTS)
     if getattr(args, "config", None):
@@ -93,7 +93,7 @@ def _merge_options(args) -> dict:
 def _name_the_file(exc: UserInputError, opts: dict) -> UserInputError:
     """``exc`` with the config file named when the value it refuses came from one: the checks
     after parsing (:meth:`RunConfig.validate`) speak of ``--delta``, which a TOML user never typed."""
-    from ..runner.config import OPTION_BY_NAME
+    from dpbench.runner.config import OPTION_BY_NAME
 
     msg = str(exc)
     for k, path in (opts.get("config_keys") or {}).items():
@@ -109,8 +109,8 @@ def build_run_configs(opts: dict) -> list:
     :func:`dpbench.runner.config.grid_points`; each point is built and validated by
     :func:`build_run_config`. The configurations run one after another into one database.
     """
-    from ..runner.config import grid_points
-    from ..trial import oracle_backend
+    from dpbench.runner.config import grid_points
+    from dpbench.trial import oracle_backend
 
     solvers = opts.get("solver") or ["highs"]
     solvers = solvers if isinstance(solvers, (list, tuple)) else [solvers]
@@ -139,9 +139,9 @@ def build_run_config(opts: dict):
     """
     import itertools
 
-    from ..plugin_manager import registry
-    from ..runner.config import GRID_OPTIONS, OPTION_BY_NAME, param_values, resolve_sparsity
-    from ..runner.execute import RunConfig, data_settings, variant_label
+    from dpbench.plugin_manager import registry
+    from dpbench.runner.config import GRID_OPTIONS, OPTION_BY_NAME, param_values, resolve_sparsity
+    from dpbench.runner.execute import RunConfig, data_settings, variant_label
 
     opts = dict(opts)
     for k in GRID_OPTIONS:
@@ -191,7 +191,7 @@ def build_run_config(opts: dict):
                                  f"generator ({gen_name}) nor the solver ({solver})"
                                  + (f"; did you mean {close[0]}.{key}?" if close else ""))
     if solver_params:
-        from ..trial import oracle_backend
+        from dpbench.trial import oracle_backend
 
         solver = opts.get("solver") or "highs"
         backend = oracle_backend(solver, opts.get("loss") or "least-squares")
@@ -278,15 +278,15 @@ def build_run_config(opts: dict):
 
 def _features(source: dict, standardize: str) -> int:
     """Number of features p of a real-data source (a data set or a --data file) as the run sees it."""
-    from ..data_io import problem_from_dataset
+    from dpbench.data_io import problem_from_dataset
 
     return problem_from_dataset({**source, "s": 1, "standardize": standardize}).p
 
 
 def cmd_compare(args) -> int:
-    from ..evaluation.metrics import summarize
-    from ..runner.execute import execute, plan, row_key
-    from ..results.store import ResultStore
+    from dpbench.evaluation.metrics import summarize
+    from dpbench.runner.execute import execute, plan, row_key
+    from dpbench.results.store import ResultStore
 
     opts = _merge_options(args)
     try:
@@ -299,18 +299,18 @@ def cmd_compare(args) -> int:
     where = f"config {opts['config_keys']['out']}: out =" if "out" in opts.get("config_keys", {}) else "--out"
     check_output_path(opts["out"], where)
     if getattr(args, "solver", None) is not None or "solver" in (opts.get("config_keys") or {}):
-        from ..runner.execute import check_solver_used
+        from dpbench.runner.execute import check_solver_used
 
         check_solver_used(cfgs, opts["solver"])
     if opts.get("scheduler") and opts.get("backend") != "dask":  # it was ignored without a word
         raise UserInputError(f"--scheduler {opts['scheduler']} applies to --backend dask only; add --backend dask "
                              "or drop --scheduler")
     opts["jobs"] = check_jobs(opts["jobs"], getattr(args, "force_jobs", False))
-    from .resources import check_resources
+    from dpbench.cli.resources import check_resources
 
     check_resources(cfgs, opts["jobs"], err_console)
     if opts.get("scheduler"):
-        from ..runner.backends import check_scheduler_address
+        from dpbench.runner.backends import check_scheduler_address
 
         check_scheduler_address(opts["scheduler"])
     store = ResultStore(opts["out"])
@@ -334,7 +334,7 @@ def cmd_compare(args) -> int:
             err_console.print(f"[dim]--{flag.replace('_', '-')}: {retried} {which} result(s) of this run in "
                               f"{escape(str(opts['out']))} to run again[/dim]")
     try:
-        from .progress import RunProgress
+        from dpbench.cli.progress import RunProgress
 
         recorded = []
 
@@ -351,7 +351,7 @@ def cmd_compare(args) -> int:
                         on_task_done=lambda rows, params=cfg.method_params: task_done(rows, params),
                         jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
     except (KeyboardInterrupt, Exception) as exc:  # SIGINT or SIGTERM (runner.signals), on every backend
-        from ..runner.signals import Interrupted, exit_status, received
+        from dpbench.runner.signals import Interrupted, exit_status, received
 
         if not isinstance(exc, KeyboardInterrupt):
             if received() is None:
@@ -391,7 +391,7 @@ def _json_summary(summary):
 
 def _config(d) -> dict:
     """A summary row's run configuration, with ``solver`` the oracle that ran (as the table's footer)."""
-    from ..results.frame import solver_that_ran
+    from dpbench.results.frame import solver_that_ran
 
     c = d.get("config") or {}
     c = dict(json.loads(c) if isinstance(c, str) else c)
@@ -447,13 +447,13 @@ def check_output_path(path, flag: str) -> Path:
 
 
 def _open_existing(path):
-    from ..results.store import ResultStore
+    from dpbench.results.store import ResultStore
 
     return ResultStore(path, readonly=True)
 
 
 def cmd_export(args) -> int:
-    from ..results.frame import export_frame, load_results
+    from dpbench.results.frame import export_frame, load_results
 
     if args.output == "-":  # the table on stdout (a file named '-' was written before)
         df = load_results(args.database, supports=args.supports)
@@ -481,7 +481,7 @@ def _add_report(sub):
 
 def summary_from_db(path):
     """Summary rows of every configuration stored in a results database."""
-    from ..evaluation.metrics import summarize
+    from dpbench.evaluation.metrics import summarize
 
     store = _open_existing(path)
     rows = store.rows()
@@ -497,9 +497,9 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
     The layout fits 100 columns: settings that are the same in every row are printed once
     above the footnote instead of as columns.
     """
-    from ..results.frame import frame_from_rows
-    from ..results.summary import summary_frame
-    from .tables import constants_text, footnote, print_table, rich_table
+    from dpbench.results.frame import frame_from_rows
+    from dpbench.results.summary import summary_frame
+    from dpbench.cli.tables import constants_text, footnote, print_table, rich_table
 
     out = out or console
     if df is None:
@@ -524,8 +524,8 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
 
 
 def cmd_report(args) -> int:
-    from ..results.frame import load_results
-    from ..results.summary import summary_frame
+    from dpbench.results.frame import load_results
+    from dpbench.results.summary import summary_frame
 
     if args.markdown and Path(args.markdown).suffix.lower() in (".html", ".htm") and not args.html:
         args.html, args.markdown = args.markdown, None  # -o r.html: Markdown in an .html file read as garbage
@@ -533,20 +533,20 @@ def cmd_report(args) -> int:
         if path:
             check_output_path(path, flag)
     if args.html:
-        from .html_report import write_report
+        from dpbench.cli.html_report import write_report
 
         write_report(args.database, args.html, interval=args.interval)
         err_console.print(f"wrote {escape(str(args.html))}", soft_wrap=True)
         return 0
     df = load_results(args.database)
     if args.markdown:
-        from .tables import markdown_table as md
+        from dpbench.cli.tables import markdown_table as md
 
-        from .tables import footnote
+        from dpbench.cli.tables import footnote
 
         note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
         sf = summary_frame(df, args.interval) if not df.empty else None
-        from .html_report import run_versions  # the package versions each run recorded
+        from dpbench.cli.html_report import run_versions  # the package versions each run recorded
 
         runs = "".join(f"* run of {when}: {versions}\n" for when, versions in run_versions(args.database))
         text = (md(sf) + f"\n{runs}\n{note}{footnote(sf, args.interval)}\n" if sf is not None else "no results\n")
@@ -562,7 +562,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         hint = f"see `{self.prog} --help`"
-        from .listing import LIST_KINDS
+        from dpbench.cli.listing import LIST_KINDS
 
         for kind in LIST_KINDS:  # `dpbench datasets`: the user looks for a listing
             if f"invalid choice: '{kind}'" in message or f"invalid choice: '{kind[:-1]}'" in message:
@@ -573,18 +573,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from dpbench import __version__
 
     parser = _Parser(prog="dpbench", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"dpbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    from . import listing
+    from dpbench.cli import listing
 
     _add_compare(sub)
     listing.add_parser(sub)
     _add_export(sub)
     _add_report(sub)
-    from . import audit, bss, plot  # they use helpers of this module, so they are imported last
+    from dpbench.cli import audit, bss, plot  # they use helpers of this module, so they are imported last
 
     bss.add_parser(sub)
     plot.add_parser(sub)
@@ -604,7 +604,7 @@ def main(argv=None) -> int:
     """
     import warnings
 
-    from ..runner.signals import exit_status, stop_on_signals
+    from dpbench.runner.signals import exit_status, stop_on_signals
 
     try:
         with stop_on_signals():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ..errors import UserInputError
+from dpbench.errors import UserInputError
 
 #: metric -> (summary column, interval columns or None, axis label)
 METRICS = {"recovery": ("recovery", ("recovery_lo", "recovery_hi"), "exact recovery"),
@@ -109,13 +109,13 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
         from matplotlib.ticker import FixedLocator, NullLocator
     except ImportError:
         raise UserInputError("dpbench plot needs matplotlib: pip install 'dpbench[plot]'") from None
-    from ..results.summary import display_columns
+    from dpbench.results.summary import display_columns
 
     x, hue, col, row = _alias(x), _alias(hue), _alias(col) if col else None, _alias(row) if row else None
     for name, c in (("--x", x), ("--hue", hue), ("--col", col), ("--row", row)):
         if c is not None and c not in sf.columns:
             # the varying columns first, then those with one value (--x n is valid on a run with one n)
-            from ..results.summary import constant_columns
+            from dpbench.results.summary import constant_columns
 
             known = display_columns(sf) + [k for k in constant_columns(sf) if k not in display_columns(sf)]
             raise UserInputError(f"{name} {c!r} is not a column of these results; columns: {', '.join(known)}")
@@ -131,7 +131,7 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
     if data[x].nunique(dropna=True) < 2:
         # the side-by-side shift below would spread the methods across the panel as if they sat
         # at different values of x
-        from ..results.summary import display_columns as _shown
+        from dpbench.results.summary import display_columns as _shown
 
         vary = [c for c in _shown(sf) if c not in ("method_label", x) and pd.api.types.is_numeric_dtype(sf[c])
                 and sf[c].nunique() > 1]
@@ -317,14 +317,14 @@ def _check_image_format(output) -> None:
 def run(args) -> int:
     from rich.markup import escape
 
-    from ..results.frame import load_results
-    from ..results.summary import summary_frame
-    from .main import check_output_path, err_console
+    from dpbench.results.frame import load_results
+    from dpbench.results.summary import summary_frame
+    from dpbench.cli.main import check_output_path, err_console
 
     check_output_path(args.output, "-o")
     _check_image_format(args.output)
     if args.heatmap:
-        from .main import summary_from_db
+        from dpbench.cli.main import summary_from_db
 
         n = plot_heatmap(summary_from_db(args.database), args.metric, args.output)
         err_console.print(f"wrote {escape(str(args.output))} ({n} panel{'s' if n > 1 else ''})", soft_wrap=True)

@@ -17,7 +17,7 @@ import time
 
 from rich.markup import escape
 
-from ..runner.uncertified import uncertified_advice
+from dpbench.runner.uncertified import uncertified_advice
 
 
 def setting_text(setting: dict) -> str:

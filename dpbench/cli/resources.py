@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import UserInputError
+from dpbench.errors import UserInputError
 
 
 def usable_cores() -> int:
@@ -103,7 +103,7 @@ def check_resources(cfgs, jobs: int, err_console) -> int:
     UserInputError
         Naming the number of rows or the memory needed and available, and the fix.
     """
-    from ..runner.execute import available_memory
+    from dpbench.runner.execute import available_memory
 
     total = sum(len(c.data) * c.trials * len(c.methods) * len(c.epsilons) for c in cfgs)
     if total > MAX_RESULTS:

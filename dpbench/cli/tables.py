@@ -9,7 +9,7 @@ import math
 
 from rich.markup import escape
 
-from ..results.summary import constant_columns, display_columns
+from dpbench.results.summary import constant_columns, display_columns
 
 #: Short headers of identity columns (the full names are in the tidy frame).
 HEADERS = {"method_label": "method", "epsilon": "ε", "rho": "ρ", "snr": "SNR", "lam": "Λ", "b_x": "b_x",
@@ -266,7 +266,7 @@ ESTIMATION_NOTE = (" · with --estimate: ε is the budget of the pair (support, 
 
 def preprocessing_note(sf) -> str:
     """``† <notice>`` for each non-private preprocessing among the summary's rows ('' when none)."""
-    from ..data_io import not_private_notice
+    from dpbench.data_io import not_private_notice
 
     if sf is None or "standardize" not in sf:
         return ""

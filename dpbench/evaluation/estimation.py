@@ -34,10 +34,10 @@ import dataclasses
 
 import numpy as np
 
-from ..estimation_contract import composed_guarantee
-from ..privacy.accounting import accountant_of, compose_with_pure, steps_from_json
-from ..plugin_manager import registry
-from ..problem import Problem
+from dpbench.estimation_contract import composed_guarantee
+from dpbench.privacy.accounting import accountant_of, compose_with_pure, steps_from_json
+from dpbench.plugin_manager import registry
+from dpbench.problem import Problem
 
 #: Share of each trial's rows held out for the test metrics (the authors' ``test_size=0.30``).
 TEST_FRACTION = 0.3

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from ..base import has_guarantee
+from dpbench.base import has_guarantee
 
 
 def support_metrics(supports, reference) -> dict[str, np.ndarray]:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..trial import Trial
-from ..errors import UserInputError
-from .metrics import rank_positions
+from dpbench.trial import Trial
+from dpbench.errors import UserInputError
+from dpbench.evaluation.metrics import rank_positions
 
 REFERENCES = ("bss", "lasso", "sis")
 #: References with a full feature ranking (TOP / GREAT / GOOD are defined against them).

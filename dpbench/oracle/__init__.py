@@ -28,16 +28,16 @@ Modules (each reads on its own):
   :func:`rank_threshold`.
 """
 
-from .bounds import GERSHGORIN_MAX_P, NodeBounds, completion_bounds, gram_row_tops
-from .branch_and_bound import THRESHOLD_MARGIN, BranchAndBound
-from .constraints import ConstraintSet, count_feasible, require_positive_lam, roots
-from .cuts import MasterMILP, MasterResult, MasterSolver, build_master, dual_cuts, perspective_relaxation
-from .heuristics import LocalSearch
-from .limits import (MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT, TIE_RTOL, Budget,
+from dpbench.oracle.bounds import GERSHGORIN_MAX_P, NodeBounds, completion_bounds, gram_row_tops
+from dpbench.oracle.branch_and_bound import THRESHOLD_MARGIN, BranchAndBound
+from dpbench.oracle.constraints import ConstraintSet, count_feasible, require_positive_lam, roots
+from dpbench.oracle.cuts import MasterMILP, MasterResult, MasterSolver, build_master, dual_cuts, perspective_relaxation
+from dpbench.oracle.heuristics import LocalSearch
+from dpbench.oracle.limits import (MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT, TIE_RTOL, Budget,
                      break_ties, lexmin, tie_bar)
-from .session import OASession
-from .solver import OA_PARAMS, OA_SPLIT, OASolver
-from .threshold import ThresholdByCalls, rank_threshold, supports_below_by_calls
+from dpbench.oracle.session import OASession
+from dpbench.oracle.solver import OA_PARAMS, OA_SPLIT, OASolver
+from dpbench.oracle.threshold import ThresholdByCalls, rank_threshold, supports_below_by_calls
 
 __all__ = ["GERSHGORIN_MAX_P", "MASTER_ITERATIONS", "MASTER_NODE_LIMIT", "NODE_LIMIT", "OA_PARAMS", "OA_SPLIT",
            "SAFETY_TIME_LIMIT", "THRESHOLD_MARGIN", "TIE_RTOL", "BranchAndBound", "Budget", "ConstraintSet",

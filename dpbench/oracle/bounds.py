@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..score import RidgeScore, solve_blocks
-from .constraints import ConstraintSet
-from .cuts import _multiplier
+from dpbench.score import RidgeScore, solve_blocks
+from dpbench.oracle.constraints import ConstraintSet
+from dpbench.oracle.cuts import _multiplier
 
 def _topm_prefix(w_sorted_desc, m):
     """s_i = sum of w[i : i + m] for sorted-descending w (the best m-sum from position i on)."""

@@ -13,10 +13,10 @@ import time
 
 import numpy as np
 
-from ..errors import UserInputError
-from .bounds import _top_sum_excluding, _topm_prefix
-from .constraints import ConstraintSet, count_feasible, roots
-from .limits import _LIMIT_MESSAGES, Budget, tie_bar
+from dpbench.errors import UserInputError
+from dpbench.oracle.bounds import _top_sum_excluding, _topm_prefix
+from dpbench.oracle.constraints import ConstraintSet, count_feasible, roots
+from dpbench.oracle.limits import _LIMIT_MESSAGES, Budget, tie_bar
 
 #: Supports rescored per batch when a threshold enumeration returns.
 _CHUNK = 200_000
@@ -87,7 +87,7 @@ class _BelowTarget:
     """
 
     def __init__(self, tau, rank, known, excl, max_count, s):
-        from .threshold import rank_threshold
+        from dpbench.oracle.threshold import rank_threshold
 
         known = np.asarray(known, dtype=np.float64).ravel()
         self.tau = rank_threshold(tau, rank, known)
@@ -215,7 +215,7 @@ class BranchAndBound:
         import heapq
         import itertools
 
-        from ..supports import iter_supports
+        from dpbench.supports import iter_supports
 
         tick = itertools.count()
         # Entries (bound, tick, F, C, start, m, parent): parent is None or (alpha, warm), alpha a dual
@@ -381,7 +381,7 @@ class BranchAndBound:
         """Bound (*) of :mod:`~dpbench.oracle.relaxation` at a node (F, m more from C) from a
         given dual point, and per feature j the bound over its supports containing j: (bound,
         per (p,)). O(n p), no solve."""
-        from .relaxation import dual_bounds
+        from dpbench.oracle.relaxation import dual_bounds
 
         sc = self.score
         a = sc.X.T @ alpha
@@ -391,7 +391,7 @@ class BranchAndBound:
 
     def _dual_children(self, alpha, F, C, m):
         """:func:`~dpbench.oracle.relaxation.child_bounds` of the node at the dual point alpha."""
-        from .relaxation import child_bounds
+        from dpbench.oracle.relaxation import child_bounds
 
         sc = self.score
         last = getattr(self, "_relax_a", None)
@@ -420,8 +420,8 @@ class BranchAndBound:
         UserInputError
             For a NaN threshold or invalid constraints.
         """
-        from ..base import ThresholdResult
-        from .threshold import _order_supports, rank_threshold
+        from dpbench.base import ThresholdResult
+        from dpbench.oracle.threshold import _order_supports, rank_threshold
 
         t0 = time.perf_counter()
         if threshold != threshold:

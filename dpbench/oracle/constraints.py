@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UserInputError
-from ..problem import as_support
-from ..score import RidgeScore
+from dpbench.errors import UserInputError
+from dpbench.problem import as_support
+from dpbench.score import RidgeScore
 
 def require_positive_lam(score: RidgeScore, backend: str) -> None:
     """Refuse Lambda = 0 for an OA backend with a message that names the alternatives.

@@ -12,8 +12,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ..score import RidgeScore, solve_blocks
-from .constraints import ConstraintSet
+from dpbench.score import RidgeScore, solve_blocks
+from dpbench.oracle.constraints import ConstraintSet
 
 def _multiplier(G, c, beta, r):
     """mu >= 0 of the l2 constraint from a solution of (G + mu I) beta = c, G = X_S^T X_S + lam I.

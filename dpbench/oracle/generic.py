@@ -31,9 +31,9 @@ import time
 
 import numpy as np
 
-from ..base import OracleResult, OracleSession, ThresholdResult
-from ..errors import UserInputError
-from .threshold import _order_supports, rank_threshold
+from dpbench.base import OracleResult, OracleSession, ThresholdResult
+from dpbench.errors import UserInputError
+from dpbench.oracle.threshold import _order_supports, rank_threshold
 
 
 class GenericSession(OracleSession):

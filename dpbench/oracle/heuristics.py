@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..score import solve_blocks
-from .constraints import ConstraintSet
+from dpbench.score import solve_blocks
+from dpbench.oracle.constraints import ConstraintSet
 
 
 class LocalSearch:

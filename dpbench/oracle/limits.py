@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from ..base import OracleResult
+from dpbench.base import OracleResult
 
 #: Deterministic default work limits of one oracle call (counts, never seconds): best-first
 #: branch-and-bound nodes, outer-approximation master iterations, and nodes of one master

@@ -56,15 +56,15 @@ Requires lam > 0: as lam -> 0 the weights ``(x_i^T alpha)^2 / lam`` of non-selec
 features blow up and the relaxation says nothing.
 """
 
-from .bounds import GERSHGORIN_MAX_P, NodeBounds, completion_bounds, gram_row_tops
-from .branch_and_bound import THRESHOLD_MARGIN, BranchAndBound
-from .constraints import ConstraintSet, count_feasible, require_positive_lam, roots
-from .cuts import MasterMILP, MasterResult, MasterSolver, build_master, dual_cuts, perspective_relaxation
-from .heuristics import LocalSearch
-from .limits import (MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT, TIE_RTOL, Budget,
+from dpbench.oracle.bounds import GERSHGORIN_MAX_P, NodeBounds, completion_bounds, gram_row_tops
+from dpbench.oracle.branch_and_bound import THRESHOLD_MARGIN, BranchAndBound
+from dpbench.oracle.constraints import ConstraintSet, count_feasible, require_positive_lam, roots
+from dpbench.oracle.cuts import MasterMILP, MasterResult, MasterSolver, build_master, dual_cuts, perspective_relaxation
+from dpbench.oracle.heuristics import LocalSearch
+from dpbench.oracle.limits import (MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT, TIE_RTOL, Budget,
                      break_ties, lexmin, tie_bar)
-from .session import OASession
-from .solver import OA_PARAMS, OA_SPLIT, OASolver
+from dpbench.oracle.session import OASession
+from dpbench.oracle.solver import OA_PARAMS, OA_SPLIT, OASolver
 
 __all__ = ["GERSHGORIN_MAX_P", "MASTER_ITERATIONS", "MASTER_NODE_LIMIT", "NODE_LIMIT", "OA_PARAMS", "OA_SPLIT",
            "SAFETY_TIME_LIMIT", "THRESHOLD_MARGIN", "TIE_RTOL", "BranchAndBound", "Budget", "ConstraintSet",

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..score import solve_blocks
+from dpbench.score import solve_blocks
 
 __all__ = ["child_bounds", "dual_bounds", "dual_cut", "dual_norm", "groups_of", "psi", "relaxation_alpha", "relaxation_bound"]
 
@@ -544,7 +544,7 @@ def _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, 
     """The body of :func:`relaxation_bound` (same arguments)."""
     new_warm = None
     if method == "prox":
-        from .ksupport import ksupport_alpha
+        from dpbench.oracle.ksupport import ksupport_alpha
 
         own, new_warm = ksupport_alpha(score, fixed, groups, start=start, warm=warm, **kw)
     elif method == "pg":

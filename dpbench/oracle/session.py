@@ -17,14 +17,14 @@ import time
 
 import numpy as np
 
-from ..base import OracleResult, OracleSession
-from ..errors import UserInputError
-from .bounds import NodeBounds
-from .branch_and_bound import BranchAndBound
-from .constraints import ConstraintSet, count_feasible, require_positive_lam
-from .cuts import _CutPool, build_master, dual_cuts
-from .heuristics import LocalSearch
-from .limits import (_LIMIT_MESSAGES, FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
+from dpbench.base import OracleResult, OracleSession
+from dpbench.errors import UserInputError
+from dpbench.oracle.bounds import NodeBounds
+from dpbench.oracle.branch_and_bound import BranchAndBound
+from dpbench.oracle.constraints import ConstraintSet, count_feasible, require_positive_lam
+from dpbench.oracle.cuts import _CutPool, build_master, dual_cuts
+from dpbench.oracle.heuristics import LocalSearch
+from dpbench.oracle.limits import (_LIMIT_MESSAGES, FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
                      NODE_LIMIT, SAFETY_TIME_LIMIT, Budget, break_ties, lexmin, tie_bar)
 
 
@@ -485,7 +485,7 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         for a finite bound: few rows or strongly correlated columns defeat it, e.g. Khan at
         n = 63, floor 2.2, or toeplitz n = 200, p = 10 000, s = 5, floor 0.95).
         """
-        from .bounds import GERSHGORIN_MAX_P
+        from dpbench.oracle.bounds import GERSHGORIN_MAX_P
 
         if (cons.group is not None or not self.gershgorin or self.gershgorin_nodes <= 0
                 or self.score.p > GERSHGORIN_MAX_P):
@@ -528,7 +528,7 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         Sets ``self._relax_lb`` (p,): for each feature a valid lower bound on R over the
         feasible supports that contain it (inf where none does).
         """
-        from .relaxation import dual_cut, dual_norm, groups_of, relaxation_bound
+        from dpbench.oracle.relaxation import dual_cut, dual_norm, groups_of, relaxation_bound
 
         sc = self.score
         fixed, groups = groups_of(cons)
@@ -552,7 +552,7 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         supports containing j; ``warm`` is this node's ``(W, beta_W)`` for its children (None
         for ``"pg"``).
         """
-        from .relaxation import relaxation_bound
+        from dpbench.oracle.relaxation import relaxation_bound
 
         if self.relax_method == "pg":
             # iters = 15 (was 30): the same nodes to +0.8 % on gravier, su, gordon, shipp, subramanian and

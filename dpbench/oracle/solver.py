@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..base import Param, Solver
-from .constraints import require_positive_lam
-from .limits import GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT
-from .session import OASession
+from dpbench.base import Param, Solver
+from dpbench.oracle.constraints import require_positive_lam
+from dpbench.oracle.limits import GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT
+from dpbench.oracle.session import OASession
 
 #: Parameters of every outer-approximation backend (``highs``, ``gurobi``, ``pyomo``), declared once.
 OA_PARAMS = {

@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from ..base import OracleResult, ThresholdResult
-from .limits import tie_bar
+from dpbench.base import OracleResult, ThresholdResult
+from dpbench.oracle.limits import tie_bar
 
 def rank_threshold(threshold: float, rank: int | None, *score_arrays) -> float:
     """``min(threshold, rank-th smallest value among score_arrays)`` (threshold if fewer values).

@@ -49,7 +49,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..errors import UserInputError
+from dpbench.errors import UserInputError
 
 #: Accountants a selector may be asked to use.
 ACCOUNTANTS = ("pld", "rdp")

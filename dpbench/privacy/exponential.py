@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from ..errors import UserInputError
+from dpbench.errors import UserInputError
 
 
 def check_epsilon(epsilon) -> float:

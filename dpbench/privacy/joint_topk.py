@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 from scipy.special import logsumexp
 
-from .topk import _BLOCK_ELEMENTS, _check_subset, check_k, check_scores
+from dpbench.privacy.topk import _BLOCK_ELEMENTS, _check_subset, check_k, check_scores
 
 
 def joint_table(scores, k: int):

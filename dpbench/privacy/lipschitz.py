@@ -50,9 +50,9 @@ import functools
 
 import numpy as np
 
-from ..supports import log_binom
-from ..errors import UserInputError
-from .exponential import check_epsilon
+from dpbench.supports import log_binom
+from dpbench.errors import UserInputError
+from dpbench.privacy.exponential import check_epsilon
 
 # Noise values per chunk of draws, so that many draws at d = 22 283 (about 1.1e5 classes
 # for k = 5) stay around 32 MB of working memory.

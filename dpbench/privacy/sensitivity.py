@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..errors import UserInputError
+from dpbench.errors import UserInputError
 
 
 def sensitivity(s: int, b_x: float, b_y: float, r: float, kind: str = "tight") -> float:

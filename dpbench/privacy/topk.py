@@ -35,11 +35,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from ..errors import UserInputError
-from ..problem import as_support
-from ..selector_contract import Selector
-from .exponential import check_epsilon
-from .sensitivity import correlation_sensitivity
+from dpbench.errors import UserInputError
+from dpbench.problem import as_support
+from dpbench.selector_contract import Selector
+from dpbench.privacy.exponential import check_epsilon
+from dpbench.privacy.sensitivity import correlation_sensitivity
 
 #: Draws per numpy block in the vectorised samplers (noise matrices of block x p values).
 _BLOCK_ELEMENTS = 2_000_000

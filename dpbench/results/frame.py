@@ -30,9 +30,9 @@ import json
 import math
 from pathlib import Path
 
-from ..errors import UserInputError
-from ..score.loss import DEFAULT_LOSS
-from . import schema
+from dpbench.errors import UserInputError
+from dpbench.score.loss import DEFAULT_LOSS
+from dpbench.results import schema
 
 #: pandas dtype of each schema type (text columns become ``string`` when every value is a str).
 _DTYPES = {"integer": "Int64", "real": "float64"}
@@ -61,7 +61,7 @@ def _scalar(v):
 @functools.lru_cache(maxsize=None)
 def _generator_defaults_cached(name: str) -> tuple:
     try:
-        from ..plugin_manager import registry
+        from dpbench.plugin_manager import registry
 
         return tuple((k, p.default) for k, p in registry().generator(name).params.items())
     except Exception:  # noqa: BLE001 - a generator not installed here: only what was stored
@@ -79,7 +79,7 @@ def _generator_defaults(name) -> dict:
 @functools.lru_cache(maxsize=None)
 def solver_that_ran(solver: str, loss: str) -> str:
     """:func:`dpbench.trial.oracle_backend` by names; ``solver`` as stored when a plugin is not installed."""
-    from ..trial import oracle_backend
+    from dpbench.trial import oracle_backend
 
     try:
         return oracle_backend(solver, loss)
@@ -137,7 +137,7 @@ def method_label(method: str, params: dict) -> str:
     str
         E.g. ``"topr"`` or ``"topr(R=5)"``.
     """
-    from ..runner.identity import variant_label
+    from dpbench.runner.identity import variant_label
 
     given = {k: v for k, v in (params or {}).items() if v is not None and not _isna(v)}
     try:
@@ -181,7 +181,7 @@ def frame_from_rows(rows, supports: bool = False):
         lab.append(labels[k])
     df["method_label"] = lab
     if "guarantee" in df:
-        from ..base import has_guarantee
+        from dpbench.base import has_guarantee
 
         df["guaranteed"] = [has_guarantee(None if _isna(g) else g) for g in df["guarantee"]]
     # Honest timing: a trial's preparation is stored once (on its first ε); spread it as a
@@ -272,7 +272,7 @@ def load_results(path, *, supports: bool = False):
     UserInputError
         If the file does not exist or is not a dpbench results database.
     """
-    from .store import ResultStore
+    from dpbench.results.store import ResultStore
 
     store = ResultStore(path, readonly=True)  # says so in one line when missing or not ours
     try:

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import selector_contract
+from dpbench import selector_contract
 
 #: SQL type of each column type.
 SQL_TYPES = {"text": "TEXT", "integer": "INTEGER", "real": "REAL", "json": "TEXT"}

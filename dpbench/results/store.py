@@ -14,8 +14,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ..errors import UserInputError
-from . import schema
+from dpbench.errors import UserInputError
+from dpbench.results import schema
 
 #: ``{name: SQL type}`` of the results table, derived from :data:`dpbench.results.schema.COLUMNS`
 #: (declare a new column there, not here).

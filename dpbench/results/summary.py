@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-from . import schema
-from .frame import identity_columns
+from dpbench.results import schema
+from dpbench.results.frame import identity_columns
 
 INTERVALS = ("wilson", "clopper-pearson", "bootstrap")
 LEVEL = 0.95
@@ -105,7 +105,7 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
     import pandas as pd
 
     if interval not in INTERVALS:
-        from ..errors import UserInputError
+        from dpbench.errors import UserInputError
 
         raise UserInputError(f"unknown interval {interval!r}; use one of {', '.join(INTERVALS)}")
     keys = identity_columns(df)
@@ -243,7 +243,7 @@ def _diagnostics(ok, method, declared: dict, interval: str, level: float) -> dic
     ``declared`` caches each method's declaration; an uninstalled plugin declares nothing.
     """
     if method not in declared:
-        from ..plugin_manager import registry
+        from dpbench.plugin_manager import registry
 
         try:
             declared[method] = dict(getattr(registry().selector(method), "diagnostics", {}) or {})

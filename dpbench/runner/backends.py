@@ -7,7 +7,7 @@ and is the only writer of the SQLite database. Because every random stream is na
 
 from __future__ import annotations
 
-from ..errors import UserInputError
+from dpbench.errors import UserInputError
 
 
 def dask_results(cfg, tasks, scheduler: str | None = None, jobs: int = 1):
@@ -33,7 +33,7 @@ def dask_results(cfg, tasks, scheduler: str | None = None, jobs: int = 1):
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise UserInputError("--backend dask needs dask.distributed: pip install 'dpbench[dask]'") from None
-    from .execute import run_trial
+    from dpbench.runner.execute import run_trial
 
     cluster = None
     try:

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import UserInputError
-from ..params import to_integer
-from ..data_io import STANDARDIZE_MODES
-from ..trial import PrivacySetup
+from dpbench.errors import UserInputError
+from dpbench.params import to_integer
+from dpbench.data_io import STANDARDIZE_MODES
+from dpbench.trial import PrivacySetup
 
 _SETUP = PrivacySetup()  # the one source of the privacy defaults
 

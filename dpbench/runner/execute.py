@@ -15,20 +15,20 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..oracle.constraints import check_lam_for_outer_approximation
-from ..score.loss import DEFAULT_LOSS
-from ..trial import DEFAULT_LAM, PluginInstances, PrivacySetup, Trial
-from ..errors import UserInputError
-from ..privacy.exponential import check_epsilon
-from ..evaluation.metrics import RANK_METRICS, rank_metrics, support_metrics
-from ..evaluation.reference import reference_positions
-from ..evaluation.estimation import estimation_fields, split_budget, split_rows
-from ..plugin_manager import registry
-from ..problem import Problem
-from ..seeding import rng_for
-from .identity import (BUDGET_PARAMS, _canon, artefact_key, method_config, row_key, selector_name,  # noqa: F401
+from dpbench.oracle.constraints import check_lam_for_outer_approximation
+from dpbench.score.loss import DEFAULT_LOSS
+from dpbench.trial import DEFAULT_LAM, PluginInstances, PrivacySetup, Trial
+from dpbench.errors import UserInputError
+from dpbench.privacy.exponential import check_epsilon
+from dpbench.evaluation.metrics import RANK_METRICS, rank_metrics, support_metrics
+from dpbench.evaluation.reference import reference_positions
+from dpbench.evaluation.estimation import estimation_fields, split_budget, split_rows
+from dpbench.plugin_manager import registry
+from dpbench.problem import Problem
+from dpbench.seeding import rng_for
+from dpbench.runner.identity import (BUDGET_PARAMS, _canon, artefact_key, method_config, row_key, selector_name,  # noqa: F401
                        setting_label, variant_label)
-from .selection import SelectorRun, run_instances
+from dpbench.runner.selection import SelectorRun, run_instances
 
 
 @dataclass
@@ -201,7 +201,7 @@ def check_memory(n: int, p: int) -> None:
     UserInputError
         Naming the estimate and the memory available.
     """
-    from ..score import GRAM_LIMIT
+    from dpbench.score import GRAM_LIMIT
 
     need = _BYTES_PER_ENTRY * n * p + (8 * p * p if p <= GRAM_LIMIT else 0)
     have = available_memory()
@@ -302,7 +302,7 @@ def make_problem(cfg: RunConfig, setting: dict, trial: int) -> Problem:
     if "generator" in setting:
         params = {k: v for k, v in setting.items() if k != "generator"}
         return run_instances(cfg).get("generator", setting["generator"], params).generate(rng)
-    from ..data_io import problem_from_dataset  # real data: the same in every trial
+    from dpbench.data_io import problem_from_dataset  # real data: the same in every trial
 
     return problem_from_dataset(setting)
 
@@ -313,7 +313,7 @@ def reference_support(cfg: RunConfig, problem: Problem, trial: Trial) -> np.ndar
         if problem.true_support is None:
             raise UserInputError(f"{problem.name} has no true support; choose --reference bss, lasso or sis")
         return problem.true_support
-    from ..evaluation.reference import compute_reference
+    from dpbench.evaluation.reference import compute_reference
 
     return compute_reference(cfg.reference, trial)
 
@@ -528,7 +528,7 @@ def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, back
     serial = backend != "dask" and jobs <= 1
     if not serial:  # the database connection stays in this thread: load before dispatching
         tasks = [with_prepared(t) for t in tasks]
-    from .signals import held
+    from dpbench.runner.signals import held
 
     results = _results(cfg, tasks, jobs, backend, scheduler, on_event, with_prepared if serial else None)
     # closing(): on an interrupt the generator is closed here, not when the traceback is freed, so
@@ -547,13 +547,13 @@ def execute(cfg: RunConfig, store, tasks, on_task_done=None, jobs: int = 1, back
 
 def _results(cfg, tasks, jobs, backend, scheduler, on_event=None, load=None):
     if backend == "dask":
-        from .backends import dask_results
+        from dpbench.runner.backends import dask_results
 
         yield from dask_results(cfg, tasks, scheduler, jobs=jobs)
     elif jobs > 1:
         from joblib import Parallel, delayed
 
-        from .signals import ignore_sigint
+        from dpbench.runner.signals import ignore_sigint
 
         # workers ignore SIGINT: Ctrl-C in a terminal reaches the whole process group, and each worker
         # printed a KeyboardInterrupt traceback; the coordinating process stops them (signals module)

@@ -12,11 +12,11 @@ import hashlib
 import json
 from typing import TYPE_CHECKING
 
-from ..plugin_manager import registry
-from ..score.loss import DEFAULT_LOSS
+from dpbench.plugin_manager import registry
+from dpbench.score.loss import DEFAULT_LOSS
 
 if TYPE_CHECKING:
-    from .execute import RunConfig
+    from dpbench.runner.execute import RunConfig
 
 
 def _canon(obj) -> str:

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Draws, Selector
-from ..trial import PluginInstances
+from dpbench.base import Draws, Selector
+from dpbench.trial import PluginInstances
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from ..plugin_manager import registry
-from .identity import BUDGET_PARAMS, selector_name
+from dpbench.plugin_manager import registry
+from dpbench.runner.identity import BUDGET_PARAMS, selector_name
 
 #: Work limits in the order they are suggested when the reason names none. The wall-clock
 #: safety net is never suggested: no wall-clock limit may decide a result.

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UserInputError
+from dpbench.errors import UserInputError
 
 #: Supports solved together: the gathered signed rows (n, batch, s) stay around 8 MB (about 70
 #: supports at n = 3000, s = 5): small batches keep the union of rows that still move short.

@@ -26,12 +26,12 @@ import math
 
 import numpy as np
 
-from ..base import Param
-from ..loss_contract import Loss
-from ..errors import UserInputError
-from ..privacy.sensitivity import sensitivity as ridge_sensitivity
-from .hinge import HingeScore
-from .ridge import RidgeScore
+from dpbench.base import Param
+from dpbench.loss_contract import Loss
+from dpbench.errors import UserInputError
+from dpbench.privacy.sensitivity import sensitivity as ridge_sensitivity
+from dpbench.score.hinge import HingeScore
+from dpbench.score.ridge import RidgeScore
 
 #: The loss of every run that names none.
 DEFAULT_LOSS = "least-squares"

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..errors import UserInputError
+from dpbench.errors import UserInputError
 
 #: Largest p for which the full p x p Gram matrix X^T X is formed and cached (200 MB).
 GRAM_LIMIT = 5000

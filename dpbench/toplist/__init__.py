@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..base import OracleResult
-from ..oracle.threshold import overlap_by_roots
-from ..supports import iter_supports, single_swaps, support_index  # noqa: F401 (support_index: re-export)
-from ..oracle.limits import NODE_LIMIT, lexmin, tie_bar
+from dpbench.base import OracleResult
+from dpbench.oracle.threshold import overlap_by_roots
+from dpbench.supports import iter_supports, single_swaps, support_index  # noqa: F401 (support_index: re-export)
+from dpbench.oracle.limits import NODE_LIMIT, lexmin, tie_bar
 
 #: Chunk of supports scored per call when enumerating a swap level.
 _CHUNK = 200_000
@@ -387,4 +387,4 @@ def level_minima(trial, solver=None, node_limit=None):
 
 # The top-R list (``topr``) builds on everything above; imported last so that merge.py can
 # import these names from the package while it initialises.
-from .merge import TopList, top_list  # noqa: E402,F401
+from dpbench.toplist.merge import TopList, top_list  # noqa: E402,F401

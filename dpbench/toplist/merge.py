@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..base import ThresholdResult
-from ..oracle.limits import tie_bar
-from ..oracle.threshold import supports_below_by_calls
-from . import (CLOSED_FORM, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _limit, enumerate_level, lex_order, level_optimum,
+from dpbench.base import ThresholdResult
+from dpbench.oracle.limits import tie_bar
+from dpbench.oracle.threshold import supports_below_by_calls
+from dpbench.toplist import (CLOSED_FORM, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _limit, enumerate_level, lex_order, level_optimum,
                level_size, limit_advice, max_level, optimum, single_swap_scores, solver_name)
 
 
@@ -431,7 +431,7 @@ def seed_bar(trial, singles, R: int, per_level: int | None = None):
     scored : int
         Supports scored for the levels t >= 2 (work count, deterministic).
     """
-    from . import _level_chunks
+    from dpbench.toplist import _level_chunks
 
     per_level = SEED_SUPPORTS if per_level is None else int(per_level)
     per_level = min(per_level, getattr(trial.score, "level_enum_limit", per_level))  # costly scores (hinge)
