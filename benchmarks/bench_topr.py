@@ -16,6 +16,7 @@ Needs the ``highs`` solver plugin; when it is not registered the benchmarks are 
 import time
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 SETTINGS = {"small": (400, 200, 5), "large": (800, 10_000, 5),
             # Script only (--settings): low n, where the authors' check fails and level 2
@@ -30,27 +31,27 @@ NODE_LIMIT = 1_000_000
 
 
 def _highs_available() -> bool:
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     return "highs" in registry(refresh=True).names("solver")
 
 
 def make_trial(setting: str, seed: int = 0):
     """A fresh Trial (empty cache) of the NeurIPS 2025 design."""
-    from dpbench import Trial
-    from dpbench.plugin_manager import registry
-    from dpbench.seeding import rng_for
-    from dpbench.trial import PrivacySetup
+    from dpbench.bench.trial import Trial
+    from dpbench.bench.registry import registry
+    from dpbench.core.seeding import rng_for
+    from dpbench.bench.trial import PrivacySetup
 
     n, p, s = SETTINGS[setting]
     gen = registry().generator("toeplitz")(n=n, p=p, s=s, rho=0.1, snr=5.0)
     prob = gen.generate(rng_for(seed, "bench_topr", setting))
-    return Trial.from_problem(prob, PrivacySetup(b_x=BX, b_y=BY, r=R_BOUND, lam=LAM), solver="highs")
+    return Trial.from_problem(prob, PrivacySetup(b_x=BX, b_y=BY, r=R_BOUND, lam=LAM), solver="highs", instances=PluginInstances())
 
 
 def run_trial(trial, seed: int = 0) -> dict:
     """Prepare topr and mistakes on one trial and draw 100 supports from each."""
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     reg = registry()
     out = {}

@@ -9,7 +9,9 @@ epsilon = 1 (1.51 epsilon; the tests re-check the flip and the loss).
 
 import numpy as np
 
-from dpbench import Problem, Trial
+from dpbench.api import Problem
+from dpbench.bench.trial import Trial
+from dpbench.bench.registry import PluginInstances
 
 B, RR, LAM = 0.5, 1.1, 1.0
 CORNER = np.array([-0.5, -0.5, 0.5, -0.5, -0.5, 0.5, -0.5])
@@ -29,4 +31,4 @@ def flip_pair(seed=9, n=53, p=7):
 
 
 def trial_of(problem, lam=LAM, delta=0.0):
-    return Trial(problem, b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", delta=delta)
+    return Trial(problem, b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", delta=delta, instances=PluginInstances())

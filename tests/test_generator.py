@@ -6,7 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from dpbench.errors import UserInputError
+from dpbench.core.errors import UserInputError
 from dpbench_plugins.generators.toeplitz import Toeplitz, toeplitz_rows
 
 

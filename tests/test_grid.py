@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 
 from dpbench.cli.main import COMPARE_DEFAULTS, build_run_configs, main
-from dpbench.runner.config import grid_points, load_config
+from dpbench.bench.config import grid_points, load_config
 
 SMALL = ["--p", "10", "--s", "2", "--n", "150", "--trials", "2", "--draws", "6"]
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpbench.data_io import problem_from_dataset, standardize_arrays
-from dpbench.errors import UserInputError
-from dpbench.plugin_manager import registry
+from dpbench.bench.datasets import problem_from_dataset
+from dpbench.core.datafiles import standardize_arrays
+from dpbench.core.errors import UserInputError
+from dpbench.bench.registry import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dpbench.cli.main import build_run_configs, main
-from dpbench.runner.config import load_config
+from dpbench.bench.config import load_config
 from dpbench.cli.main import COMPARE_DEFAULTS
 
 CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.toml"))

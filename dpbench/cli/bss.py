@@ -8,7 +8,7 @@ Defaults follow ``dpbench compare`` (b_x = b_y = 0.5, r = 1.1) except the ridge 
 which defaults to the NeurIPS 2025 authors' Λ = 120 (outer-approximation backends need
 Λ > 0; use ``--solver enumerate`` or ``--solver gurobi --solver-param formulation=misocp``
 for Λ = 0). Data are exactly those of trial 0 of ``dpbench compare`` with the same seed and
-setting (:func:`dpbench.runner.execute.make_problem`), or a real data set (``--dataset``) or user
+setting (:func:`dpbench.bench.run.make_problem`), or a real data set (``--dataset``) or user
 file (``--data --target``), then clipped to [-b_x, b_x] / [-b_y, b_y].
 """
 
@@ -18,12 +18,12 @@ import json
 import math
 import time
 
-from dpbench.data_io import STANDARDIZE_MODES
+from dpbench.core.datafiles import STANDARDIZE_MODES
 
 
 def add_parser(subparsers) -> None:
     """Add the ``bss`` subcommand to an argparse subparsers object."""
-    from dpbench.trial import PrivacySetup
+    from dpbench.bench.trial import PrivacySetup
 
     p = subparsers.add_parser("bss", help="certified non-private best subset of a generated problem")
     p.add_argument("--generator", default="toeplitz", help="simulation design (default toeplitz)")
@@ -56,9 +56,9 @@ def run(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from dpbench.errors import UserInputError
-    from dpbench.plugin_manager import registry
-    from dpbench.runner.execute import check_seed, check_setting
+    from dpbench.core.errors import UserInputError
+    from dpbench.bench.registry import registry
+    from dpbench.bench.run import check_seed, check_setting
 
     reg = registry()
     if args.dataset or args.data:
@@ -107,8 +107,8 @@ def run(args) -> int:
 
 def _solve(args, reg, setting, sparams):
     """Generate (or load), clip and solve; returns (the JSON record, the exit status)."""
-    from dpbench.runner.execute import RunConfig, make_problem
-    from dpbench.score import RidgeScore
+    from dpbench.bench.run import RunConfig, make_problem
+    from dpbench.core.score import RidgeScore
 
     t0 = time.perf_counter()
     # the same data as trial 0 of `dpbench compare` with this seed and setting

@@ -7,7 +7,7 @@ import json
 from rich.markup import escape
 from rich.table import Table
 
-from dpbench.errors import UserInputError
+from dpbench.core.errors import UserInputError
 
 #: Kinds of plugin ``dpbench list KIND`` shows (the registry's, plural).
 LIST_KINDS = ("selectors", "generators", "solvers", "datasets", "losses", "estimators")
@@ -30,7 +30,7 @@ def cmd_list(args) -> int:
     UserInputError
         A kind that is not one of the registry's.
     """
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
     from dpbench.cli.main import console  # the command line's stdout console (100 columns off a terminal)
 
     info = registry().describe()

@@ -16,8 +16,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from dpbench.errors import DPBenchError, UserInputError
-from dpbench.runner.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
+from dpbench.core.errors import DPBenchError, UserInputError
+from dpbench.bench.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
 from dpbench.cli.output import machine_stdout, stdout_to_devnull
 from dpbench.cli.resources import (DRAW_BYTES, FORCED_JOBS_PER_CORE, MAX_RESULTS, SHOW_MEMORY_ABOVE,  # noqa: F401
                         check_jobs, memory_estimate, usable_cores)
@@ -42,7 +42,7 @@ def _cli_type(opt):
 
 
 def _add_compare(sub):
-    from dpbench.runner.config import OPTIONS
+    from dpbench.bench.config import OPTIONS
 
     p = sub.add_parser("compare", help="run selectors on the same trials and tabulate recovery",
                        description="Run every method on the same trials, the same epsilon and the same "
@@ -71,7 +71,7 @@ def _add_compare(sub):
 
 
 def _merge_options(args) -> dict:
-    from dpbench.runner.config import COMPARE_DEFAULTS, load_config
+    from dpbench.bench.config import COMPARE_DEFAULTS, load_config
 
     opts = dict(COMPARE_DEFAULTS)
     if getattr(args, "config", None):
@@ -93,7 +93,7 @@ def _merge_options(args) -> dict:
 def _name_the_file(exc: UserInputError, opts: dict) -> UserInputError:
     """``exc`` with the config file named when the value it refuses came from one: the checks
     after parsing (:meth:`RunConfig.validate`) speak of ``--delta``, which a TOML user never typed."""
-    from dpbench.runner.config import OPTION_BY_NAME
+    from dpbench.bench.config import OPTION_BY_NAME
 
     msg = str(exc)
     for k, path in (opts.get("config_keys") or {}).items():
@@ -106,11 +106,11 @@ def build_run_configs(opts: dict) -> list:
     """All the run configurations of merged compare options: one per point of the grid.
 
     Run-level lists (``b_x = [0.5, 0.75]``, solver-parameter lists) are expanded by
-    :func:`dpbench.runner.config.grid_points`; each point is built and validated by
+    :func:`dpbench.bench.config.grid_points`; each point is built and validated by
     :func:`build_run_config`. The configurations run one after another into one database.
     """
-    from dpbench.runner.config import grid_points
-    from dpbench.trial import oracle_backend
+    from dpbench.bench.config import grid_points
+    from dpbench.bench.registry import oracle_backend
 
     solvers = opts.get("solver") or ["highs"]
     solvers = solvers if isinstance(solvers, (list, tuple)) else [solvers]
@@ -124,7 +124,7 @@ def build_run_configs(opts: dict) -> list:
 
 
 def build_run_config(opts: dict):
-    """Turn merged compare options into a :class:`dpbench.runner.execute.RunConfig` (validated).
+    """Turn merged compare options into a :class:`dpbench.bench.run.RunConfig` (validated).
 
     ``opts`` is one grid point (scalar run-level options; a one-element list is accepted).
     Comma-separated values of a method's parameter (``topr.R=2,300``) make one method
@@ -139,9 +139,9 @@ def build_run_config(opts: dict):
     """
     import itertools
 
-    from dpbench.plugin_manager import registry
-    from dpbench.runner.config import GRID_OPTIONS, OPTION_BY_NAME, param_values, resolve_sparsity
-    from dpbench.runner.execute import RunConfig, data_settings, variant_label
+    from dpbench.bench.registry import registry
+    from dpbench.bench.config import GRID_OPTIONS, OPTION_BY_NAME, param_values, resolve_sparsity
+    from dpbench.bench.run import RunConfig, data_settings, variant_label
 
     opts = dict(opts)
     for k in GRID_OPTIONS:
@@ -191,7 +191,7 @@ def build_run_config(opts: dict):
                                  f"generator ({gen_name}) nor the solver ({solver})"
                                  + (f"; did you mean {close[0]}.{key}?" if close else ""))
     if solver_params:
-        from dpbench.trial import oracle_backend
+        from dpbench.bench.registry import oracle_backend
 
         solver = opts.get("solver") or "highs"
         backend = oracle_backend(solver, opts.get("loss") or "least-squares")
@@ -278,15 +278,15 @@ def build_run_config(opts: dict):
 
 def _features(source: dict, standardize: str) -> int:
     """Number of features p of a real-data source (a data set or a --data file) as the run sees it."""
-    from dpbench.data_io import problem_from_dataset
+    from dpbench.bench.datasets import problem_from_dataset
 
     return problem_from_dataset({**source, "s": 1, "standardize": standardize}).p
 
 
 def cmd_compare(args) -> int:
-    from dpbench.evaluation.metrics import summarize
-    from dpbench.runner.execute import execute, plan, row_key
-    from dpbench.results.store import ResultStore
+    from dpbench.bench.evaluation.metrics import summarize
+    from dpbench.bench.run import execute, plan, row_key
+    from dpbench.bench.results.store import ResultStore
 
     opts = _merge_options(args)
     try:
@@ -299,7 +299,7 @@ def cmd_compare(args) -> int:
     where = f"config {opts['config_keys']['out']}: out =" if "out" in opts.get("config_keys", {}) else "--out"
     check_output_path(opts["out"], where)
     if getattr(args, "solver", None) is not None or "solver" in (opts.get("config_keys") or {}):
-        from dpbench.runner.execute import check_solver_used
+        from dpbench.bench.run import check_solver_used
 
         check_solver_used(cfgs, opts["solver"])
     if opts.get("scheduler") and opts.get("backend") != "dask":  # it was ignored without a word
@@ -310,7 +310,7 @@ def cmd_compare(args) -> int:
 
     check_resources(cfgs, opts["jobs"], err_console)
     if opts.get("scheduler"):
-        from dpbench.runner.backends import check_scheduler_address
+        from dpbench.bench.backends import check_scheduler_address
 
         check_scheduler_address(opts["scheduler"])
     store = ResultStore(opts["out"])
@@ -351,7 +351,7 @@ def cmd_compare(args) -> int:
                         on_task_done=lambda rows, params=cfg.method_params: task_done(rows, params),
                         jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
     except (KeyboardInterrupt, Exception) as exc:  # SIGINT or SIGTERM (runner.signals), on every backend
-        from dpbench.runner.signals import Interrupted, exit_status, received
+        from dpbench.bench.signals import Interrupted, exit_status, received
 
         if not isinstance(exc, KeyboardInterrupt):
             if received() is None:
@@ -391,7 +391,7 @@ def _json_summary(summary):
 
 def _config(d) -> dict:
     """A summary row's run configuration, with ``solver`` the oracle that ran (as the table's footer)."""
-    from dpbench.results.frame import solver_that_ran
+    from dpbench.bench.results.frame import solver_that_ran
 
     c = d.get("config") or {}
     c = dict(json.loads(c) if isinstance(c, str) else c)
@@ -447,13 +447,13 @@ def check_output_path(path, flag: str) -> Path:
 
 
 def _open_existing(path):
-    from dpbench.results.store import ResultStore
+    from dpbench.bench.results.store import ResultStore
 
     return ResultStore(path, readonly=True)
 
 
 def cmd_export(args) -> int:
-    from dpbench.results.frame import export_frame, load_results
+    from dpbench.bench.results.frame import export_frame, load_results
 
     if args.output == "-":  # the table on stdout (a file named '-' was written before)
         df = load_results(args.database, supports=args.supports)
@@ -481,7 +481,7 @@ def _add_report(sub):
 
 def summary_from_db(path):
     """Summary rows of every configuration stored in a results database."""
-    from dpbench.evaluation.metrics import summarize
+    from dpbench.bench.evaluation.metrics import summarize
 
     store = _open_existing(path)
     rows = store.rows()
@@ -497,8 +497,8 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
     The layout fits 100 columns: settings that are the same in every row are printed once
     above the footnote instead of as columns.
     """
-    from dpbench.results.frame import frame_from_rows
-    from dpbench.results.summary import summary_frame
+    from dpbench.bench.results.frame import frame_from_rows
+    from dpbench.bench.results.summary import summary_frame
     from dpbench.cli.tables import constants_text, footnote, print_table, rich_table
 
     out = out or console
@@ -524,8 +524,8 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
 
 
 def cmd_report(args) -> int:
-    from dpbench.results.frame import load_results
-    from dpbench.results.summary import summary_frame
+    from dpbench.bench.results.frame import load_results
+    from dpbench.bench.results.summary import summary_frame
 
     if args.markdown and Path(args.markdown).suffix.lower() in (".html", ".htm") and not args.html:
         args.html, args.markdown = args.markdown, None  # -o r.html: Markdown in an .html file read as garbage
@@ -573,7 +573,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from dpbench import __version__
+    from dpbench.core.version import __version__
 
     parser = _Parser(prog="dpbench", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"dpbench {__version__}")
@@ -599,12 +599,12 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 def main(argv=None) -> int:
     """Entry point of the ``dpbench`` console script; returns the exit status.
 
-    Bad input (:class:`~dpbench.errors.DPBenchError`) prints one line and returns 2; Ctrl-C at
+    Bad input (:class:`~dpbench.core.errors.DPBenchError`) prints one line and returns 2; Ctrl-C at
     any moment returns 130 (finished trials are already in the database).
     """
     import warnings
 
-    from dpbench.runner.signals import exit_status, stop_on_signals
+    from dpbench.bench.signals import exit_status, stop_on_signals
 
     try:
         with stop_on_signals():

@@ -1,4 +1,4 @@
-r"""Estimator ``objpert``: objective perturbation on the selected support (least squares).
+r"""Estimation stage ``objpert``: objective perturbation on the selected support (least squares).
 
 Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, JMLR 12, Algorithm 2; Kifer,
 Smith & Thakurta 2012, COLT, "Private convex empirical risk minimization and high-dimensional
@@ -33,7 +33,7 @@ and Delta_J = max(0, lambda / (exp(share eps_2) - 1) - Lambda) (``share`` = para
 counts towards it: at Lambda = 120 almost all of eps_2 goes to the noise. (1) times 1/n is the
 authors' objective ``(1/2n)||y - X theta||^2 + (gamma + Delta)/(2n) ||theta||^2 + b^T theta / n``
 with gamma = Lambda and Delta = Delta_J. It is solved exactly (trust-region secular equation,
-:func:`dpbench.score.ridge.solve_blocks`, the same solve as the score of design.md 3).
+:func:`dpbench.core.score.ridge.solve_blocks`, the same solve as the score of design.md 3).
 
 Theorem
 -------
@@ -42,7 +42,7 @@ eps_2-differentially private with respect to replace-one neighbouring data sets 
 rows. With a selection that is eps_1-DP (resp. (eps_1, delta)-DP), the released pair
 (S_hat, theta_hat) is (eps_1 + eps_2)-DP (resp. (eps_1 + eps_2, delta)) by basic adaptive
 composition (Dwork & Roth 2014, Theorem 3.16 / B.1):
-:func:`dpbench.estimation_contract.composed_guarantee`.
+:func:`dpbench.core.contracts.estimation.composed_guarantee`.
 
 Conditions: the loss is convex and twice continuously differentiable with rank-one Hessian
 (least squares: x_S x_S^T), F convex and closed, Lambda + Delta_J > 0 (strict convexity),
@@ -115,11 +115,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dpbench import hookimpl
-from dpbench.base import Param
-from dpbench.errors import UserInputError
-from dpbench.estimation_contract import Estimates, Estimator
-from dpbench.score.ridge import solve_blocks
+from dpbench.api import Estimates, Param, PrivateEstimator, UserInputError, hookimpl, solve_blocks
 
 
 @dataclass(frozen=True)
@@ -208,7 +204,7 @@ def gram_blocks(X: np.ndarray, y: np.ndarray, supports: np.ndarray) -> tuple[np.
     return np.einsum("nbi,nbj->bij", Xs, Xs), np.einsum("nbi,n->bi", Xs, y)
 
 
-class ObjectivePerturbation(Estimator):
+class ObjectivePerturbation(PrivateEstimator):
     """Objective perturbation for ridge least squares on an l2 ball (module docstring: (1)-(11))."""
 
     name = "objpert"

@@ -7,14 +7,14 @@ reference support. dp_type is "none": it spends no privacy budget and protects n
 
 Shared with ``topr`` / ``mistakes``
 ----------------------------------
-The unconstrained optimum is :meth:`dpbench.trial.Trial.optimum`: whichever selector asks
+The unconstrained optimum is :meth:`dpbench.bench.trial.Trial.optimum`: whichever selector asks
 first solves it, the others reuse it, and the oracle session (with its global cuts) is the
 trial's shared one.
 """
 
 import numpy as np
 
-from dpbench import Draws, Param, Selector, hookimpl
+from dpbench.api import Draws, Param, Selector, hookimpl
 
 
 def bss_optimum(trial, solver=None):

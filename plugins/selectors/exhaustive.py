@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
-from dpbench import Draws, Param, Selector, UserInputError, hookimpl
-from dpbench.base import EXPONENTIAL_MECHANISM, BatchLogProb, EpsilonCache
-from dpbench.supports import iter_supports, n_supports, unrank_support
-from dpbench.privacy.exponential import em_log_weights, sample_log_weights
+from dpbench.api import (BatchLogProb, Draws, EpsilonCache, EXPONENTIAL_MECHANISM, Param, Selector,
+                         UserInputError, em_log_weights, hookimpl, iter_supports, n_supports,
+                         sample_log_weights, unrank_support)
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,7 +30,7 @@ class ExhaustivePrepared:
     total : int
         C(p, s), the number of supports.
     scores : ndarray of shape (total,), float64, or None
-        R(S, D) of every support in colexicographic rank order (:func:`dpbench.supports.unrank_support`)
+        R(S, D) of every support in colexicographic rank order (:func:`dpbench.core.supports.unrank_support`)
         when C(p, s) is at most the ``cache`` parameter; None otherwise (scores are streamed).
     log_z : EpsilonCache
         log Z(ε) = log sum_S exp(-ε R(S, D) / (2 Δ)) per ε (design.md 4.1).

@@ -22,15 +22,15 @@ of a trial advance in lockstep: one batched score evaluation per step for every 
 Incremental scoring: a swap changes one column of X_S, so each chain keeps its Gram block
 ``X_S^T X_S + lam I`` (s x s), ``X_S^T y`` (s,) and the s member columns of X; a proposal
 costs one gather of the new column and s dot products of length n, after which
-:func:`dpbench.score.solve_blocks` scores every chain's proposal in closed form. No p x p
+:func:`dpbench.core.score.solve_blocks` scores every chain's proposal in closed form. No p x p
 matrix is formed and no general QP solver is called.
 
 Score (``score`` parameter): ``ridge`` (default) is the shared score above; ``l1`` is the score
 of Roy & Tewari's released code (roysaptaumich/DP-BSS, ``DP_BSS.py``),
 ``R_1(S) = min_{||beta||_1 <= B} ||y - X_S beta||^2`` with B = ``l1_bound`` (Lambda and r do
 not enter it), solved exactly per support and batched across chains by
-:func:`dpbench.score.l1.solve_l1_blocks` (no QP solver per step), with its own sensitivity
-``Delta = (b_y + b_x B)^2`` (:func:`dpbench.privacy.sensitivity.l1_sensitivity`). The target
+:func:`dpbench.core.score.l1.solve_l1_blocks` (no QP solver per step), with its own sensitivity
+``Delta = (b_y + b_x B)^2`` (:func:`dpbench.core.privacy.sensitivity.l1_sensitivity`). The target
 is then ``exp(-epsilon R_1(S) / (2 Delta))``: the factor 2 is that of replace-one neighbours;
 the authors' code uses ``exp(-epsilon RSS / Du)`` with ``Du = (B + max|y|)^2`` read from the
 data, relying on data monotonicity (Lemma 1/2, add/remove neighbours).
@@ -63,12 +63,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpbench import Draws, Param, Selector, UserInputError, hookimpl
-from dpbench.supports import uniform_supports
-from dpbench.privacy.exponential import check_epsilon, em_log_weights
-from dpbench.privacy.sensitivity import l1_sensitivity
-from dpbench.score import solve_blocks
-from dpbench.score.l1 import solve_l1_blocks
+from dpbench.api import (Draws, Param, Selector, UserInputError, check_epsilon, em_log_weights, hookimpl,
+                         l1_sensitivity, solve_blocks, solve_l1_blocks, uniform_supports)
 
 #: Steps of per-chain randomness drawn per call. Fixed (not tied to ``iterations``) so that
 #: a chain run for k steps passes through the same states as the first k steps of a longer
@@ -160,14 +156,14 @@ class ChainState:
     XT : ndarray of shape (p, n)
         ``X^T`` of the clipped design, C-contiguous (one feature per row, so a column of X
         is one contiguous gather).
-    score : dpbench.score.RidgeScore
+    score : dpbench.core.score.RidgeScore
         The shared score (supplies ``lam``, ``r``, ``y^T y``, ``X^T y`` and ``diag X^T X``).
     supports : ndarray of shape (C, s), int64
         Initial supports. The order of members inside a row is arbitrary and is kept as
         "positions": a swap overwrites one position.
     l1_bound : float, optional
         Score the supports with the l1-bounded least squares of bound ``l1_bound``
-        (:func:`dpbench.score.l1.solve_l1_blocks`; no ridge term) instead of the shared
+        (:func:`dpbench.core.score.l1.solve_l1_blocks`; no ridge term) instead of the shared
         ridge score.
 
     Attributes

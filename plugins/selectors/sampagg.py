@@ -4,7 +4,7 @@ design.md 4.5. The rows are split into ``m = floor(sqrt(n))`` disjoint blocks (a
 data-independent partition: a seeded shuffle, or none); on each block a sparse estimator is
 fitted and the block votes for at most ``s`` features; the votes are averaged, every
 coordinate gets Laplace noise of scale ``2 s / (m epsilon)`` (the L1 sensitivity of the
-average, :func:`dpbench.score.vote_sensitivity`, over epsilon), and the ``s`` largest noisy
+average, :func:`dpbench.core.score.vote_sensitivity`, over epsilon), and the ``s`` largest noisy
 averages are released. Replacing one row changes one block only, so this is pure
 epsilon-DP under replace-one.
 
@@ -42,9 +42,7 @@ from scipy.sparse import hstack, identity
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, lasso_path
 
-from dpbench import Draws, Param, Selector, UserInputError, hookimpl
-from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.sensitivity import vote_sensitivity
+from dpbench.api import Draws, Param, Selector, UserInputError, check_epsilon, hookimpl, vote_sensitivity
 
 #: Number of penalty values on the path of the ``lasso_path`` estimator and the ratio of the
 #: smallest to the largest (scikit-learn's defaults).
@@ -289,7 +287,7 @@ def aggregate_votes(votes) -> np.ndarray:
     -------
     ndarray of shape (p,), float64
         Its L1 distance to the average of any vote matrix differing in one row is at most
-        ``2 s / m`` (:func:`dpbench.score.vote_sensitivity`).
+        ``2 s / m`` (:func:`dpbench.core.score.vote_sensitivity`).
     """
     v = np.asarray(votes, dtype=np.float64)
     return v.mean(axis=0)
