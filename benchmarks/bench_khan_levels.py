@@ -55,7 +55,7 @@ def _highs_available() -> bool:
 
 def make_trial(lam: float):
     """A fresh Trial (empty cache) of standardised Khan, as ``dpbench compare --dataset khan`` builds it."""
-    from dpbench.bench.run import RunConfig, make_problem
+    from dpbench.bench.config import RunConfig, make_problem
     from dpbench.bench.trial import Trial
 
     cfg = RunConfig(methods=["topr", "mistakes"], data=[SETTING], seed=SEED, lam=lam, b_x=BX, b_y=BY, r=R_BOUND)

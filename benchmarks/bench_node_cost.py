@@ -32,7 +32,7 @@ INSTANCES = {
 
 def make_score(setting, lam, seed=3):
     """(RidgeScore, s) of one instance (the data of trial 0 of ``dpbench compare --seed SEED``)."""
-    from dpbench.bench.run import RunConfig, make_problem
+    from dpbench.bench.config import RunConfig, make_problem
     from dpbench.core.score import RidgeScore
 
     prob = make_problem(RunConfig(methods=[], data=[setting], seed=seed), setting, 0).clipped(0.5, 0.5)

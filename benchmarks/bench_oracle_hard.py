@@ -38,7 +38,7 @@ TARGETS = {**{k: 10.0 for k in INSTANCES if k.startswith("khan")},
 
 def make_score(name):
     """(RidgeScore, s) of one instance: the data of trial 0 of ``dpbench compare --seed 3``."""
-    from dpbench.bench.run import RunConfig, make_problem
+    from dpbench.bench.config import RunConfig, make_problem
     from dpbench.core.score import RidgeScore
 
     setting, lam = INSTANCES[name]

@@ -62,7 +62,7 @@ def load(setting, seed=SEED):
 
     Clips in place: at p = 10^6 a clipped copy would add another 1.6 GB to the peak.
     """
-    from dpbench.bench.run import RunConfig, make_problem
+    from dpbench.bench.config import RunConfig, make_problem
 
     prob = make_problem(RunConfig(methods=[], data=[setting], seed=seed), setting, 0)
     X = np.ascontiguousarray(prob.X, dtype=np.float64)
@@ -84,7 +84,7 @@ def certify(X, y, s, lam):
 def make_trial(seed, n=TRIAL200[0], p=TRIAL200[1], s=TRIAL200[2], lam=TRIAL200[3]):
     """A fresh Trial (empty cache) of the toeplitz design, data of ``dpbench compare --seed seed``."""
     from dpbench.bench.trial import Trial
-    from dpbench.bench.run import RunConfig, make_problem
+    from dpbench.bench.config import RunConfig, make_problem
     from dpbench.bench.trial import PrivacySetup
 
     setting = {"generator": "toeplitz", "n": n, "p": p, "s": s}

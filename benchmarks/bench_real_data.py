@@ -81,7 +81,7 @@ def setting(name: str, standardize: str) -> dict:
 
 def make_trial(name: str, lam: float, standardize: str):
     """A fresh Trial (empty cache) of one real data set, as ``dpbench compare`` builds it."""
-    from dpbench.bench.run import RunConfig, make_problem
+    from dpbench.bench.config import RunConfig, make_problem
     from dpbench.bench.trial import Trial
 
     st = setting(name, standardize)

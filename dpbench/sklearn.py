@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpbench.bench.trial import PrivacySetup, Trial
+from dpbench.bench.trial import DEFAULT_SOLVER, PrivacySetup, Trial
 from dpbench.core.privacy.exponential import check_epsilon
 from dpbench.bench.registry import registry
 from dpbench.core.problem import Problem
@@ -68,7 +68,7 @@ _SETUP = PrivacySetup()
 
 def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draws: int = 1,
            b_x: float = _SETUP.b_x, b_y: float = _SETUP.b_y, r: float = _SETUP.r, lam: float = _SETUP.lam,
-           sensitivity: str = _SETUP.sensitivity_bound, delta: float = _SETUP.delta, solver: str = "highs",
+           sensitivity_bound: str = _SETUP.sensitivity_bound, delta: float = _SETUP.delta, solver: str = DEFAULT_SOLVER,
            **params) -> SelectionResult:
     """Run the registered selector ``method`` on (X, y) and return its private support.
 
@@ -91,7 +91,7 @@ def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draw
         Seed of the selector's randomness (None: fresh entropy).
     draws : int
         Number of private outputs (they share one preparation).
-    b_x, b_y, r, lam, sensitivity, delta, solver
+    b_x, b_y, r, lam, sensitivity_bound, delta, solver
         As in ``dpbench compare`` (``delta``: the DP δ an approximate-DP selector is calibrated to).
     **params
         The selector's own parameters (``dpbench list`` shows them).
@@ -112,7 +112,7 @@ def select(method: str, X, y, *, s: int, epsilon: float, random_state=None, draw
     cls = registry().selector(method)
     selector = cls(**params)
     problem = Problem(np.asarray(X, dtype=float), np.asarray(y, dtype=float), s, name="array")
-    setup = PrivacySetup(b_x=b_x, b_y=b_y, r=r, lam=lam, sensitivity_bound=sensitivity, delta=delta)
+    setup = PrivacySetup(b_x=b_x, b_y=b_y, r=r, lam=lam, sensitivity_bound=sensitivity_bound, delta=delta)
     trial = Trial.from_problem(problem, setup, preprocessing=cls.preprocessing, solver=solver, instances=PluginInstances())
     if isinstance(random_state, np.random.Generator):
         rng_prepare, rng_draw = random_state.spawn(2)
@@ -145,7 +145,7 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
         Number of features to keep.
     epsilon : float
         Privacy parameter.
-    b_x, b_y, r, lam, sensitivity, solver
+    b_x, b_y, r, lam, sensitivity_bound, solver
         As in :func:`select`.
     params : dict, optional
         The selector's own parameters.
@@ -161,7 +161,7 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
     """
 
     def __init__(self, method="exhaustive", s=1, epsilon=1.0, b_x=_SETUP.b_x, b_y=_SETUP.b_y, r=_SETUP.r,
-                 lam=_SETUP.lam, sensitivity=_SETUP.sensitivity_bound, solver="highs", params=None,
+                 lam=_SETUP.lam, sensitivity_bound=_SETUP.sensitivity_bound, solver=DEFAULT_SOLVER, params=None,
                  random_state=None):
         self.method = method
         self.s = s
@@ -170,7 +170,7 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
         self.b_y = b_y
         self.r = r
         self.lam = lam
-        self.sensitivity = sensitivity
+        self.sensitivity_bound = sensitivity_bound
         self.solver = solver
         self.params = params
         self.random_state = random_state
@@ -180,7 +180,7 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
         self.result_ = select(self.method, X, y, s=self.s, epsilon=self.epsilon, random_state=self.random_state,
                               b_x=self.b_x, b_y=self.b_y, r=self.r, lam=self.lam,
-                              sensitivity=self.sensitivity, solver=self.solver, **(self.params or {}))
+                              sensitivity_bound=self.sensitivity_bound, solver=self.solver, **(self.params or {}))
         self.support_ = self.result_.support
         return self
 

@@ -140,7 +140,7 @@ def fuzz_db(tmp_path_factory):
 
 
 def check_cli(tmp_path, fuzz_db, capsys, monkeypatch, seed: int, count: int):
-    from dpbench.bench import execute as runner
+    from dpbench.bench import run as runner
     from dpbench.bench.config import OPTIONS
 
     def stop(*a, **k):

@@ -60,8 +60,7 @@ def _imports(path: Path, module: str):
         if isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             mod = ".".join(base + ([node.module] if node.module else []))
-            yield node.lineno, mod
-            for alias in node.names:  # ``from dpbench.core import toplist`` imports the submodule
+            for alias in node.names:  # ``from dpbench.core import toplist`` imports the submodule only
                 yield node.lineno, f"{mod}.{alias.name}"
         elif isinstance(node, ast.Import):
             for alias in node.names:

@@ -115,7 +115,7 @@ def test_dpsis_on_a_shipped_set_meets_the_paper_assumptions():
 
 
 def test_several_datasets_form_one_setting_each(tmp_path):
-    from dpbench.cli.main import COMPARE_DEFAULTS, build_run_config
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "dataset": ["sorlie", "alon"], "s": [5, 7],
             "standardize": "dpsis", "reference": "sis"}

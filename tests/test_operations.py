@@ -79,11 +79,12 @@ def test_jobs_above_the_usable_cores_is_refused_unless_forced(capsys, tmp_path, 
 
 def test_draws_are_bounded_by_the_memory_estimate(capsys, tmp_path, monkeypatch):
     from dpbench.cli import main as climain, resources as cli
-    from dpbench.bench import execute
+    from dpbench.bench import config as execute
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_configs
 
     refused(capsys, [*SMALL, "--out", tmp_path / "a.db", "--draws", "1000000000"], match="GiB")
     # the estimate: per (method, ε) row of a trial a + b s bytes per draw, times the processes holding a trial
-    cfgs = climain.build_run_configs({**climain.COMPARE_DEFAULTS, "methods": ["topr"], "n": [100], "p": [10], "s": [3],
+    cfgs = build_run_configs({**COMPARE_DEFAULTS, "methods": ["topr"], "n": [100], "p": [10], "s": [3],
                                   "draws": [1000]})
     one = cli.memory_estimate(cfgs, 1)
     assert one == 24 * 100 * 10 + 1000 * (cli.DRAW_BYTES[0] + 3 * cli.DRAW_BYTES[1])
@@ -113,7 +114,7 @@ def test_unreadable_data_file(capsys, tmp_path, monkeypatch):
 
 def test_read_only_database_is_refused_before_any_trial(capsys, db_copy, monkeypatch):
     from dpbench.bench.results import store
-    from dpbench.bench import execute
+    from dpbench.bench import run as execute
 
     real = os.access
     monkeypatch.setattr(store.os, "access", lambda p, mode: False if Path(p) == db_copy and mode == os.W_OK

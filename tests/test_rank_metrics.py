@@ -16,7 +16,7 @@ import pytest
 from dpbench.core.errors import UserInputError
 from dpbench.bench.evaluation.metrics import rank_metrics, rank_positions, support_metrics
 from dpbench.bench.evaluation.reference import lasso_grid, lasso_penalties, lasso_ranking, ranking_of, top_s
-from dpbench.bench.config import resolve_sparsity, to_sparsity, OptionTypeError
+from dpbench.bench.config.options import OptionTypeError, resolve_sparsity, to_sparsity
 from dpbench.bench.registry import PluginInstances
 
 
@@ -171,7 +171,7 @@ def test_numeric_s_passes_through_and_rule_parsing():
 
 
 def test_log_rule_per_data_set_keeps_numeric_keys():
-    from dpbench.cli.main import COMPARE_DEFAULTS, build_run_config
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
     from dpbench.bench.run import row_key
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "dataset": ["sorlie", "alon"], "s": ["log", 5],
@@ -188,7 +188,7 @@ def test_log_rule_per_data_set_keeps_numeric_keys():
 
 
 def test_log_rule_for_generators_uses_p():
-    from dpbench.cli.main import COMPARE_DEFAULTS, build_run_config
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "n": [50], "p": [20, 21], "s": ["log"]}
     cfg = build_run_config(opts)
@@ -209,7 +209,7 @@ def test_log_rule_from_a_toml_config(tmp_path):
 
 
 def test_rows_carry_rank_metrics_for_ranked_references():
-    from dpbench.cli.main import COMPARE_DEFAULTS, build_run_config
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
     from dpbench.bench.run import plan, run_trial
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "dataset": ["sorlie"], "s": [6], "standardize": "dpsis",

@@ -47,7 +47,7 @@ def test_privacy_defaults_are_written_once():
     assert (sig["b_x"].default, sig["b_y"].default, sig["r"].default, sig["lam"].default,
             sig["sensitivity"].default, sig["delta"].default) == (d.b_x, d.b_y, d.r, d.lam, d.sensitivity_bound, d.delta)
     est = DPSubsetSelector()
-    assert (est.b_x, est.b_y, est.r, est.lam, est.sensitivity) == (d.b_x, d.b_y, d.r, d.lam, d.sensitivity_bound)
+    assert (est.b_x, est.b_y, est.r, est.lam, est.sensitivity_bound) == (d.b_x, d.b_y, d.r, d.lam, d.sensitivity_bound)
     t = Trial(_problem(), instances=PluginInstances())
     assert (t.b_x, t.b_y, t.r, t.lam, t.sensitivity_bound, t.delta) == (
         d.b_x, d.b_y, d.r, d.lam, d.sensitivity_bound, d.delta)

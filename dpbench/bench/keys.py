@@ -16,7 +16,7 @@ from dpbench.bench.registry import registry
 from dpbench.core.score.loss import DEFAULT_LOSS
 
 if TYPE_CHECKING:
-    from dpbench.bench.run import RunConfig
+    from dpbench.bench.config import RunConfig
 
 
 def _canon(obj) -> str:
@@ -123,7 +123,7 @@ def method_config(cfg: RunConfig, method: str) -> dict:
     """
     conf = {
         "params": _without_budget(cfg.method_params.get(method, {})), "draws": cfg.draws,
-        "b_x": cfg.b_x, "b_y": cfg.b_y, "r": cfg.r, "lam": cfg.lam, "sensitivity": cfg.sensitivity,
+        "b_x": cfg.b_x, "b_y": cfg.b_y, "r": cfg.r, "lam": cfg.lam, "sensitivity": cfg.sensitivity_bound,  # the stored key of existing databases
         "solver": cfg.solver, "solver_params": _without_budget(cfg.solver_params), "reference": cfg.reference,
         "delta": cfg.delta,
     }

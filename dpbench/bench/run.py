@@ -15,247 +15,18 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from dpbench.core.oracle.constraints import check_lam_for_outer_approximation
-from dpbench.core.score.loss import DEFAULT_LOSS
-from dpbench.bench.registry import PluginInstances
-from dpbench.bench.trial import DEFAULT_LAM, PrivacySetup, Trial
+from dpbench.bench.trial import Trial
 from dpbench.core.errors import UserInputError
-from dpbench.core.privacy.exponential import check_epsilon
 from dpbench.bench.evaluation.metrics import RANK_METRICS, rank_metrics, support_metrics
 from dpbench.bench.evaluation.reference import reference_positions
 from dpbench.bench.evaluation.estimation import estimation_fields, split_budget, split_rows
-from dpbench.bench.registry import registry
 from dpbench.core.problem import Problem
 from dpbench.core.seeding import rng_for
 from dpbench.bench.backends import backend_results
+from dpbench.bench.config import RunConfig, make_problem, uses_oracle
 from dpbench.bench.keys import (BUDGET_PARAMS, _canon, artefact_key, method_config, row_key, selector_name,  # noqa: F401
                        setting_label, variant_label)
 from dpbench.bench.selection import SelectorRun, run_instances
-
-
-@dataclass
-class RunConfig:
-    """Everything that determines a comparison.
-
-    Parameters
-    ----------
-    methods : list of str
-        Method labels: a registered selector name, or a *variant* of one with its
-        non-default parameters (``topr(R=300)``, :func:`variant_label`); rows store the
-        selector name as ``method`` and the label as ``label``.
-    data : list of dict
-        Data settings: ``{"generator": name, **params}`` or ``{"dataset": name, "s": s}``.
-    epsilons : list of float
-        Privacy parameters; every selector is run at each.
-    trials, draws, seed : int
-        Trials per setting, private outputs per trial, run seed.
-    method_params : dict
-        ``{method label: {param: value}}``.
-    b_x, b_y, r, lam : float
-        Clipping bounds, coefficient l2 bound, ridge penalty (design.md section 2).
-    sensitivity : {"tight", "paper"}
-        Bound on Delta (design.md section 3).
-    solver : str
-        Default best-subset oracle backend; ``solver_params`` its parameters.
-    reference : str
-        Reference support the outputs are scored against: ``"true"`` for simulations
-        (the generator's support); ``"bss"``, ``"lasso"`` or ``"sis"`` on real data.
-    delta : float
-        Run-level DP delta in [0, 1): every approximate-DP selector is calibrated to it and
-        every row records it. Must be > 0 when an approximate-DP selector runs.
-    loss : str
-        Registered loss of the score (``--loss``; default ``"least-squares"``).
-    estimate : str, optional
-        Registered estimator (``--estimate``) run on every drawn support after selection
-        (:mod:`dpbench.bench.evaluation.estimation`): each epsilon is then the pair's budget, split by
-        ``estimate_fraction`` f into (1 - f) epsilon for the selection and f epsilon for the
-        estimate, and trials are split 70/30 into training and held-out rows. None: selection only.
-    estimate_fraction : float
-        f in (0, 1) (``--estimate-fraction``; default 0.5, the authors' ``frac_eps``).
-    estimate_params : dict
-        Parameters of the estimator.
-    """
-
-    methods: list
-    data: list
-    epsilons: list = field(default_factory=lambda: [1.0])
-    trials: int = 10
-    draws: int = 100
-    seed: int = 0
-    method_params: dict = field(default_factory=dict)
-    b_x: float = 0.5
-    b_y: float = 0.5
-    r: float = 1.1
-    lam: float = DEFAULT_LAM
-    sensitivity: str = "tight"
-    solver: str = "highs"
-    solver_params: dict = field(default_factory=dict)
-    reference: str = "true"
-    delta: float = 0.0
-    loss: str = DEFAULT_LOSS
-    estimate: str | None = None
-    estimate_fraction: float = 0.5
-    estimate_params: dict = field(default_factory=dict)
-
-    @property
-    def privacy_setup(self) -> PrivacySetup:
-        """This run's :class:`~dpbench.bench.trial.PrivacySetup` (b_x, b_y, r, Lambda, Delta bound, delta)."""
-        return PrivacySetup(b_x=self.b_x, b_y=self.b_y, r=self.r, lam=self.lam,
-                            sensitivity_bound=self.sensitivity, delta=self.delta)
-
-    def validate(self) -> None:
-        """Check names and values before any work starts; raises UserInputError."""
-        reg = registry()
-        if not self.methods:
-            raise UserInputError("no methods given; e.g. --methods exhaustive (see `dpbench list`)")
-        instances = run_instances(self)  # built (and their parameters checked) once for the run
-        selectors = [instances.get("selector", selector_name(m), self.method_params.get(m, {})) for m in self.methods]
-        for name in self.method_params:
-            if name not in self.methods:
-                raise UserInputError(f"--param {name}.…: {name!r} is not among --methods {','.join(self.methods)}")
-        self.epsilons = [check_epsilon(e) for e in self.epsilons]
-        if not self.epsilons:
-            raise UserInputError("empty --epsilon list; give e.g. --epsilon 1")
-        check_seed(self.seed)
-        for label, v in (("trials", self.trials), ("draws", self.draws)):
-            if int(v) != v or v < 1:
-                raise UserInputError(f"--{label} = {v} must be a positive integer")
-        for label, v in (("b-x", self.b_x), ("b-y", self.b_y), ("r", self.r)):
-            if not (np.isfinite(v) and v > 0):
-                raise UserInputError(f"--{label} = {v} must be positive and finite")
-        if not (np.isfinite(self.lam) and self.lam >= 0):
-            raise UserInputError(f"--lam = {self.lam} must be >= 0")
-        if not (np.isfinite(self.delta) and 0 <= self.delta < 1):
-            raise UserInputError(f"--delta = {self.delta} must lie in [0, 1), e.g. --delta 1e-6")
-        approx = [m for m in self.methods if reg.selector(selector_name(m)).dp_type == "approximate"]
-        if approx and not self.delta > 0:
-            raise UserInputError(f"{', '.join(approx)} {'is' if len(approx) == 1 else 'are'} approximate-DP: "
-                                 "give the run's delta, e.g. --delta 1e-6")
-        reg.loss(self.loss)
-        for m in self.methods:  # a selector tied to one loss is refused up front for the others
-            allowed = getattr(reg.selector(selector_name(m)), "losses", ("*",))
-            if "*" not in allowed and self.loss not in allowed:
-                raise UserInputError(f"method {m!r} only works with --loss {' or '.join(allowed)} "
-                                     f"(got --loss {self.loss}); drop it from --methods or change --loss")
-        if self.estimate is not None:
-            est = reg.estimator(self.estimate)(**self.estimate_params)
-            if "*" not in est.losses and self.loss not in est.losses:
-                raise UserInputError(f"--estimate {self.estimate} works with --loss {' or '.join(est.losses)} only "
-                                     f"(got --loss {self.loss}); drop --estimate or change --loss")
-            if not (np.isfinite(self.estimate_fraction) and 0 < self.estimate_fraction < 1):
-                raise UserInputError(f"--estimate-fraction = {self.estimate_fraction} must lie strictly between 0 "
-                                     "and 1, e.g. 0.5")
-        elif self.estimate_params:
-            raise UserInputError("estimator parameters given without --estimate; add e.g. --estimate objpert")
-        if uses_oracle(self):
-            solver = instances.get("solver", self.solver, self.solver_params)  # its parameters checked up front
-            if self.lam == 0 and self.loss == DEFAULT_LOSS and not solver.handles_lam_zero:
-                check_lam_for_outer_approximation(self.lam, self.solver)
-        for setting in self.data:
-            shape = check_setting(setting, instances)
-            if shape is None:  # real data, or a generator whose shape comes from its design (planted): trial 0 tells
-                problem = make_problem(self, setting, 0)
-                shape = (problem.n, problem.p, problem.s)
-            if shape is not None:
-                for sel in selectors:
-                    sel.check_setting(shape[1], shape[2])
-
-
-def check_seed(seed) -> int:
-    """The run seed, an integer in [0, 2**63): numpy's SeedSequence refuses negative seeds
-    (``--seed -1`` ended in a traceback) and rows store it as an SQLite INTEGER (a larger seed
-    failed only when the first trial was written).
-
-    Raises
-    ------
-    UserInputError
-    """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
-        raise UserInputError(f"--seed = {seed} must be an integer from 0 to 2^63 - 1, e.g. --seed 0")
-    return int(seed)
-
-
-#: Bytes per entry of X a trial holds at once: the generated data, its clipped copy and the
-#: score's contiguous copy (float64).
-_BYTES_PER_ENTRY = 3 * 8
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (Linux MemAvailable), or None if unknown."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def check_memory(n: int, p: int) -> None:
-    """Refuse, before allocating, a data setting whose n x p data cannot fit in memory.
-
-    The estimate is 24 n p bytes (the data, its clipped copy and the score's copy, float64) plus
-    the p x p Gram matrix the score caches when p <= GRAM_LIMIT.
-
-    Raises
-    ------
-    UserInputError
-        Naming the estimate and the memory available.
-    """
-    from dpbench.core.score import GRAM_LIMIT
-
-    need = _BYTES_PER_ENTRY * n * p + (8 * p * p if p <= GRAM_LIMIT else 0)
-    have = available_memory()
-    if have is not None and need > have:
-        raise UserInputError(f"n = {n:,} x p = {p:,} needs about {need / 2**30:.1f} GiB for the data of one trial "
-                             f"but only {have / 2**30:.1f} GiB are available; lower --n or --p")
-
-
-def check_setting(setting: dict, instances: PluginInstances | None = None) -> tuple[int, int, int] | None:
-    """Validate one data setting (names, n >= 2, 1 <= s < p, memory) before any work.
-
-    ``instances``: the run's plugin instances (:func:`run_instances`), so that the generator
-    checked here is the one the trials use.
-
-    Returns
-    -------
-    (n, p, s) or None
-        The shape when the setting declares it (generators), None otherwise (real data).
-
-    Raises
-    ------
-    UserInputError
-    """
-    reg = registry()
-    if "generator" in setting:
-        params = {k: v for k, v in setting.items() if k != "generator"}
-        gen = (instances or PluginInstances()).get("generator", setting["generator"], params)
-        c = gen.config
-        if c.get("n") is not None and c["n"] < 2:
-            raise UserInputError(f"n = {c['n']}: need at least 2 rows")
-        if "s" in c and "p" in c and not 1 <= c["s"] < c["p"]:
-            raise UserInputError(f"sparsity level s = {c['s']} must satisfy 1 <= s < p = {c['p']}")
-        if c.get("n") is not None and c.get("p") is not None:
-            check_memory(int(c["n"]), int(c["p"]))
-            if "s" in c:
-                return int(c["n"]), int(c["p"]), int(c["s"])
-        return None
-    elif "dataset" in setting:
-        reg.dataset(setting["dataset"])
-    elif "data" in setting:
-        pass  # a user file: read (and checked) when the first trial loads it
-    else:
-        raise UserInputError(f"data setting {setting} names neither a generator nor a dataset")
-
-
-def data_settings(generator: str | None, grid: dict) -> list[dict]:
-    """Cartesian product of generator parameter lists, e.g. ``{"n": [100, 200], "p": [20]}``."""
-    import itertools
-
-    keys = [k for k, v in grid.items() if v is not None]
-    combos = itertools.product(*[grid[k] if isinstance(grid[k], (list, tuple)) else [grid[k]] for k in keys])
-    return [{"generator": generator, **dict(zip(keys, c))} for c in combos]
 
 
 #: What a plugin may raise during a trial that becomes a failed row (a plugin calling
@@ -296,17 +67,6 @@ def plan(cfg: RunConfig, done: set[str] = frozenset()) -> list[TrialTask]:
             if jobs:
                 tasks.append(TrialTask(setting, t, jobs))
     return tasks
-
-
-def make_problem(cfg: RunConfig, setting: dict, trial: int) -> Problem:
-    """The (unclipped) data of one trial, drawn from its own seeded stream."""
-    rng = rng_for(cfg.seed, "data", _canon(setting), trial)
-    if "generator" in setting:
-        params = {k: v for k, v in setting.items() if k != "generator"}
-        return run_instances(cfg).get("generator", setting["generator"], params).generate(rng)
-    from dpbench.bench.datasets import problem_from_dataset  # real data: the same in every trial
-
-    return problem_from_dataset(setting)
 
 
 def reference_support(cfg: RunConfig, problem: Problem, trial: Trial) -> np.ndarray:
@@ -433,27 +193,6 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
                 rows.append(_failed(cfg, task, meta, eps, exc))
             t_prep = 0.0  # preparation is charged once, to the first epsilon
     return rows
-
-
-def uses_oracle(cfg: RunConfig) -> bool:
-    """True when some method of the run (or its reference support) calls the best-subset oracle."""
-    reg = registry()
-    return cfg.reference == "bss" or any(getattr(reg.selector(selector_name(m)), "uses_oracle", False)
-                                         for m in cfg.methods)
-
-
-def check_solver_used(cfgs, solver) -> None:
-    """Refuse a ``--solver`` the user gave for runs in which nothing calls the best-subset oracle: every
-    row recorded it (``solver=cplex``) as if it had been used.
-
-    Raises
-    ------
-    UserInputError
-    """
-    if not any(uses_oracle(c) or c.estimate is not None for c in cfgs):
-        solver = solver if isinstance(solver, str) else ",".join(solver)
-        raise UserInputError(f"--solver {solver}: none of the methods ({', '.join(cfgs[0].methods)}) nor the "
-                             f"reference ({cfgs[0].reference}) uses the best-subset oracle; drop --solver")
 
 
 def _optimum_objective(trial) -> float | None:

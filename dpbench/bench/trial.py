@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 #: experiments used 120 (configs/neurips2025.toml), the ICLR-workshop ones 0.
 DEFAULT_LAM = 10.0
 
+#: Default best-subset oracle backend of runs, of the Python API and of ``dpbench bss``.
+DEFAULT_SOLVER = "highs"
+
 
 def serving_backend(name: str, solver, loss) -> str:
     """The backend that answers oracle calls for the solver ``name`` under ``loss``.
@@ -132,7 +135,7 @@ class Trial:
     r: float = PrivacySetup.r
     lam: float = PrivacySetup.lam
     sensitivity_bound: str = PrivacySetup.sensitivity_bound
-    solver: str = "highs"
+    solver: str = DEFAULT_SOLVER
     solver_params: dict = field(default_factory=dict)
     delta: float = PrivacySetup.delta
     loss: str = DEFAULT_LOSS
@@ -142,7 +145,7 @@ class Trial:
 
     @classmethod
     def from_problem(cls, problem: Problem, setup: PrivacySetup = PrivacySetup(), *, preprocessing: str = "clip",
-                     solver: str = "highs", solver_params: dict | None = None, loss: str = DEFAULT_LOSS,
+                     solver: str = DEFAULT_SOLVER, solver_params: dict | None = None, loss: str = DEFAULT_LOSS,
                      loss_params: dict | None = None, instances: "PluginLookup | None" = None) -> "Trial":
         """The one way the runner and the Python API build a trial.
 

@@ -176,7 +176,7 @@ def plot_audit(path, audits, sweep=None) -> None:
 def cmd_audit(args) -> int:
     """Run the audit, print the table, write JSON / plot / stored results; 1 on a finding."""
     from dpbench.bench.audit import AuditSetup, audit_methods, sweep
-    from dpbench.cli.main import check_output_path, console, err_console
+    from dpbench.cli.shared import check_output_path, console, err_console
 
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not names:

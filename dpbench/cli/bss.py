@@ -23,7 +23,7 @@ from dpbench.core.datafiles import STANDARDIZE_MODES
 
 def add_parser(subparsers) -> None:
     """Add the ``bss`` subcommand to an argparse subparsers object."""
-    from dpbench.bench.trial import PrivacySetup
+    from dpbench.bench.trial import DEFAULT_SOLVER, PrivacySetup
 
     p = subparsers.add_parser("bss", help="certified non-private best subset of a generated problem")
     p.add_argument("--generator", default="toeplitz", help="simulation design (default toeplitz)")
@@ -38,7 +38,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--b-y", dest="b_y", type=float, default=setup.b_y, help=f"clipping bound of y (default {setup.b_y:g})")
     p.add_argument("--r", type=float, default=setup.r, help=f"l2 bound on the coefficients (default {setup.r:g})")
     p.add_argument("--lam", type=float, default=120.0, help="ridge penalty Lambda (default 120, the paper's)")
-    p.add_argument("--solver", default="highs", help="oracle backend (default highs)")
+    p.add_argument("--solver", default=DEFAULT_SOLVER, help=f"oracle backend (default {DEFAULT_SOLVER})")
     p.add_argument("--solver-param", dest="solver_param", action="append", default=[], metavar="KEY=VALUE",
                    help="backend parameter, repeatable (e.g. formulation=misocp for gurobi)")
     p.add_argument("--time-limit", dest="time_limit", type=float, default=None, help="seconds (default none)")
@@ -58,7 +58,7 @@ def run(args) -> int:
 
     from dpbench.core.errors import UserInputError
     from dpbench.bench.registry import registry
-    from dpbench.bench.run import check_seed, check_setting
+    from dpbench.bench.config import check_seed, check_setting
 
     reg = registry()
     if args.dataset or args.data:
@@ -84,7 +84,7 @@ def run(args) -> int:
         raise UserInputError(f"--time-limit = {args.time_limit} must be a positive number of seconds "
                              "(or leave it out: no limit)")
     if args.json:  # stdout carries the JSON only, whatever the solver library prints (main.machine_stdout)
-        from dpbench.cli.main import machine_stdout
+        from dpbench.cli.output import machine_stdout
 
         with machine_stdout() as stdout:
             out, status = _solve(args, reg, setting, sparams)
@@ -107,7 +107,7 @@ def run(args) -> int:
 
 def _solve(args, reg, setting, sparams):
     """Generate (or load), clip and solve; returns (the JSON record, the exit status)."""
-    from dpbench.bench.run import RunConfig, make_problem
+    from dpbench.bench.config import RunConfig, make_problem
     from dpbench.core.score import RidgeScore
 
     t0 = time.perf_counter()

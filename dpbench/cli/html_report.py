@@ -239,7 +239,7 @@ def render(df, database: str, interval: str = "wilson") -> str:
     no_figs = (MISSING_MATPLOTLIB if not have_matplotlib() else
                "No setting varies along n, ε or p: no figures (the table holds every result).")
     title = f"dpbench report: {Path(database).name}"
-    from dpbench.cli.main import GUARANTEE_NOTE
+    from dpbench.cli.shared import GUARANTEE_NOTE
 
     note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
     return f"""<!DOCTYPE html>

@@ -31,7 +31,7 @@ def cmd_list(args) -> int:
         A kind that is not one of the registry's.
     """
     from dpbench.bench.registry import registry
-    from dpbench.cli.main import console  # the command line's stdout console (100 columns off a terminal)
+    from dpbench.cli.shared import console  # the command line's stdout console (100 columns off a terminal)
 
     info = registry().describe()
     kinds = [k if k in info or k + "s" not in info else k + "s" for k in getattr(args, "kinds", None) or []]

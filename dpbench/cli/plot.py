@@ -319,12 +319,12 @@ def run(args) -> int:
 
     from dpbench.bench.results.frame import load_results
     from dpbench.bench.results.summary import summary_frame
-    from dpbench.cli.main import check_output_path, err_console
+    from dpbench.cli.shared import check_output_path, err_console
 
     check_output_path(args.output, "-o")
     _check_image_format(args.output)
     if args.heatmap:
-        from dpbench.cli.main import summary_from_db
+        from dpbench.cli.shared import summary_from_db
 
         n = plot_heatmap(summary_from_db(args.database), args.metric, args.output)
         err_console.print(f"wrote {escape(str(args.output))} ({n} panel{'s' if n > 1 else ''})", soft_wrap=True)

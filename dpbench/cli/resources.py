@@ -103,7 +103,7 @@ def check_resources(cfgs, jobs: int, err_console) -> int:
     UserInputError
         Naming the number of rows or the memory needed and available, and the fix.
     """
-    from dpbench.bench.run import available_memory
+    from dpbench.bench.config import available_memory
 
     total = sum(len(c.data) * c.trials * len(c.methods) * len(c.epsilons) for c in cfgs)
     if total > MAX_RESULTS:

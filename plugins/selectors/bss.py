@@ -29,7 +29,7 @@ class BSS(Selector):
     summary = "non-private best subset (certified optimum of the shared score); baseline, not private"
     dp_type = "none"
     uses_oracle = True  # its preparation is the oracle's certified optimum
-    reference = "design.md 4.7; Bertsimas, King & Mazumder 2016 (best subset); outer approximation of design.md 5"
+    source = "design.md 4.7; Bertsimas, King & Mazumder 2016 (best subset); outer approximation of design.md 5"
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
     }

@@ -73,7 +73,7 @@ class DPKendall(Selector):
     dp_type = "pure"
     preprocessing = "none"
     losses = ("least-squares",)
-    reference = ("Dick, Gillenwater, Joseph & Medina 2023 (DPKendall); Kendall's tau-a; "
+    source = ("Dick, Gillenwater, Joseph & Medina 2023 (DPKendall); Kendall's tau-a; "
                  "Knight 1966 (merge-sort count)")
     prepared_type = DPKendallPrepared
     #: Sensitivities of the round scores under replace-one, in units of (n / 2) tau (module docstring).

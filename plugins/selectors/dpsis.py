@@ -59,7 +59,7 @@ class DPSIS(Selector):
     dp_type = "pure"
     # correlation screening of a real response: least squares only (issue 16)
     losses = ("least-squares",)
-    reference = ("Swope, Khanna, Doldo, Roy & Raff 2024 (algorithm 1, appendix A); "
+    source = ("Swope, Khanna, Doldo, Roy & Raff 2024 (algorithm 1, appendix A); "
                  "Shekelyan & Loukides 2022; design.md 4.6")
     prepared_type = DPSISPrepared
     params = {

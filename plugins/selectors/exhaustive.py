@@ -47,7 +47,7 @@ class Exhaustive(BatchLogProb, Selector):
     name = "exhaustive"
     summary = "exponential mechanism over all C(p,s) supports, exact sampling and probabilities"
     dp_type = "pure"
-    reference = "McSherry & Talwar 2007; design.md 4.1"
+    source = "McSherry & Talwar 2007; design.md 4.1"
     output_law = EXPONENTIAL_MECHANISM
     prepared_type = ExhaustivePrepared
     params = {

@@ -114,7 +114,7 @@ class FWLasso(Selector):
                "the l1-ball vertices, RDP-calibrated; support = s largest |theta_T| ((eps, delta)-DP)")
     dp_type = "approximate"
     losses = ("least-squares",)
-    reference = ("Talwar, Thakurta & Zhang 2015, NeurIPS, 'Nearly optimal private LASSO' (Algorithm 2, "
+    source = ("Talwar, Thakurta & Zhang 2015, NeurIPS, 'Nearly optimal private LASSO' (Algorithm 2, "
                  "polytope Frank-Wolfe); exponential mechanism; accounting by dp-accounting")
     prepared_type = GramProducts
     params = {

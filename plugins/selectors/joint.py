@@ -70,7 +70,7 @@ class JointEM(MarginalTopK):
 
     name = "joint"
     summary = "joint exponential mechanism over sequences of s features of |x_j^T y| (pure DP; Gillenwater et al. 2022)"
-    reference = "Gillenwater, Joseph, Medina & Ribero Diaz 2022 (lemma 3.7: sequence counts)"
+    source = "Gillenwater, Joseph, Medina & Ribero Diaz 2022 (lemma 3.7: sequence counts)"
     prepared_type = JointPrepared
 
     def prepare(self, trial, rng):

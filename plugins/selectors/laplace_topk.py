@@ -27,7 +27,7 @@ class LaplaceTopK(MarginalTopK):
 
     name = "laplace-topk"
     summary = "one-shot Laplace noisy top-s of |x_j^T y|, scale 2 s Delta_f / eps (pure DP; Qiao, Su & Zhang 2021)"
-    reference = ("Qiao, Su & Zhang 2021 (one-shot top-k); Ding, Wang, Zhang & Kifer 2019 (pure-DP noisy "
+    source = ("Qiao, Su & Zhang 2021 (one-shot top-k); Ding, Wang, Zhang & Kifer 2019 (pure-DP noisy "
                  "top-k calibration)")
 
     def _scale(self, trial, prepared, epsilon):

@@ -79,7 +79,7 @@ _GROUP_BYTES = 256 * 2**20
 TRACE_POINTS = 50
 
 
-def log_acceptance(old_scores, new_scores, epsilon: float, delta: float) -> np.ndarray:
+def log_acceptance(old_scores, new_scores, epsilon: float, sensitivity: float) -> np.ndarray:
     """Log of the Metropolis ratio pi(S') / pi(S) for the exponential-mechanism target.
 
     ``log pi(S') - log pi(S) = -epsilon (R(S') - R(S)) / (2 Delta)`` (design.md 4.4; Roy &
@@ -92,8 +92,8 @@ def log_acceptance(old_scores, new_scores, epsilon: float, delta: float) -> np.n
         R(S, D) of the current and the proposed support of each chain.
     epsilon : float
         Privacy parameter (> 0).
-    delta : float
-        Sensitivity Delta of the score.
+    sensitivity : float
+        Sensitivity Δ of the score.
 
     Returns
     -------
@@ -101,7 +101,7 @@ def log_acceptance(old_scores, new_scores, epsilon: float, delta: float) -> np.n
         The proposal is accepted when ``log(u) < log_acceptance`` with u ~ U[0, 1), i.e.
         with probability ``min(1, exp(log_acceptance))``.
     """
-    return em_log_weights(np.asarray(new_scores) - np.asarray(old_scores), epsilon, delta)
+    return em_log_weights(np.asarray(new_scores) - np.asarray(old_scores), epsilon, sensitivity)
 
 
 def nonmember_of_rank(supports_sorted: np.ndarray, ranks: np.ndarray) -> np.ndarray:
@@ -325,7 +325,7 @@ def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0, l
     eps = check_epsilon(epsilon)
     p, s = trial.p, trial.s
     state = chain_state(trial, init, l1_bound)
-    delta = chain_sensitivity(trial, l1_bound)
+    sensitivity = chain_sensitivity(trial, l1_bound)
     C = len(generators)
     if state.S.shape[0] != C:
         raise ValueError(f"{state.S.shape[0]} initial supports for {C} generators")
@@ -352,7 +352,7 @@ def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0, l
             pos = pos_b[:, b]
             j = state.propose(pos, rank_b[:, b])
             new, G, c, xj = state.proposal_scores(pos, j)
-            ok = logu_b[:, b] < log_acceptance(state.scores, new, eps, delta)
+            ok = logu_b[:, b] < log_acceptance(state.scores, new, eps, sensitivity)
             state.accept(ok, pos, j, G, c, xj, new)
             accepted += ok
             t += 1
@@ -464,7 +464,7 @@ class MCMC(Selector):
     summary = ("Metropolis-Hastings on supports (double swap), target the exhaustive EM; "
                "approximate (eps, delta)-DP only after mixing (Roy & Tewari 2023, Cor. 1)")
     dp_type = "approximate"
-    reference = "Roy & Tewari 2023, section 4 and Corollary 1; design.md 4.4"
+    source = "Roy & Tewari 2023, section 4 and Corollary 1; design.md 4.4"
     prepared_type = MCMCPrepared
     params = {
         "iterations": Param(1000, "Metropolis-Hastings steps per chain (authors' NeurIPS experiments: 1000); "

@@ -146,7 +146,7 @@ class NoisyIHT(Selector):
                "by Laplace peeling, noise calibrated by an RDP/PLD accountant ((eps, delta)-DP)")
     dp_type = "approximate"
     losses = ("least-squares",)
-    reference = ("Cai, Wang & Zhang 2021, Ann. Statist. 49(5), 'The cost of privacy' (noisy IHT for linear "
+    source = ("Cai, Wang & Zhang 2021, Ann. Statist. 49(5), 'The cost of privacy' (noisy IHT for linear "
                  "regression; NoisyHT / peeling, Algorithm 1; Lemma 3.3); accounting by dp-accounting")
     prepared_type = GramProducts
     params = {

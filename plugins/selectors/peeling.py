@@ -31,7 +31,7 @@ class Peeling(MarginalTopK):
 
     name = "peeling"
     summary = "peeling: s exponential-mechanism rounds on |x_j^T y| as one-shot Gumbel top-s (pure DP; Dwork, Su & Zhang 2021)"
-    reference = ("Dwork, Su & Zhang 2021 (peeling); Durfee & Rogers 2019 (one-shot Gumbel); "
+    source = ("Dwork, Su & Zhang 2021 (peeling); Durfee & Rogers 2019 (one-shot Gumbel); "
                  "McSherry & Talwar 2007")
 
     def _log_weights(self, trial, prepared, epsilon):

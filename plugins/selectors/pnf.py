@@ -28,7 +28,7 @@ class PermuteAndFlip(MarginalTopK):
 
     name = "pnf"
     summary = "permute-and-flip peeling: s rounds on |x_j^T y|, eps/s each (pure DP; McKenna & Sheldon 2020)"
-    reference = ("McKenna & Sheldon 2020 (permute-and-flip); Ding, Kifer, Steinke, Wang, Xiao & "
+    source = ("McKenna & Sheldon 2020 (permute-and-flip); Ding, Kifer, Steinke, Wang, Xiao & "
                  "Zhang 2021 (exponential-noise form)")
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):

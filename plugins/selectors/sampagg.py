@@ -345,7 +345,7 @@ class SampAgg(Selector):
     preprocessing = "none"
     # the votes' estimator follows the loss (Lasso path / l1-hinge path); the guarantee does not
     losses = ("least-squares", "hinge")
-    reference = "Kifer, Smith & Thakurta 2012 (two-stage, first stage); design.md 4.5"
+    source = "Kifer, Smith & Thakurta 2012 (two-stage, first stage); design.md 4.5"
     prepared_type = SampAggPrepared
     params = {
         "estimator": Param("auto", "block estimator: 'lasso_path' (first s features to enter the "

@@ -78,7 +78,7 @@ def _generator_defaults(name) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def solver_that_ran(solver: str, loss: str) -> str:
-    """:func:`dpbench.bench.trial.oracle_backend` by names; ``solver`` as stored when a plugin is not installed."""
+    """:func:`dpbench.bench.registry.oracle_backend` by names; ``solver`` as stored when a plugin is not installed."""
     from dpbench.bench.registry import oracle_backend
 
     try:

@@ -166,8 +166,8 @@ class Selector(Configurable, abc.ABC):
     neighbouring : str
         The neighbouring relation the guarantee is calibrated to (:data:`REPLACE_ONE` for
         every built-in, the default).
-    reference : str
-        The paper / algorithm implemented.
+    source : str
+        The paper, algorithm and equation implemented (the citation; ``docs/methods/`` has the page).
     params : dict of str to Param
         Declared parameters; values arrive validated in ``self.config``.
     uses_oracle : bool
@@ -220,7 +220,7 @@ class Selector(Configurable, abc.ABC):
     kind: ClassVar[str] = "selector"
     dp_type: ClassVar[str | None] = None
     neighbouring: ClassVar[str] = REPLACE_ONE
-    reference: ClassVar[str] = ""
+    source: ClassVar[str] = ""
     uses_oracle: ClassVar[bool] = False
     #: Data preprocessing the selector's guarantee needs (:data:`PREPROCESSING`): ``"clip"``
     #: (X, y clipped to b_x, b_y, which bounds the score's sensitivity) or ``"none"`` (the
@@ -389,7 +389,7 @@ class Selector(Configurable, abc.ABC):
     @classmethod
     def describe(cls) -> dict:
         d = super().describe()
-        d.update(dp_type=cls.dp_type, neighbouring=cls.neighbouring, reference=cls.reference,
+        d.update(dp_type=cls.dp_type, neighbouring=cls.neighbouring, source=cls.source,
                  analytic=cls.log_prob is not Selector.log_prob, losses=list(cls.losses))
         return d
 

@@ -89,7 +89,7 @@ class Mistakes(BatchLogProb, Selector):
     summary = ("grouped exponential mechanism by number of swaps t from the optimum, uniform member of "
                "group t (pure eps-DP under the gap condition R(S2)-R(S1) > 2 Delta, recorded per trial)")
     dp_type = "pure"
-    reference = "Prastakos, Behdin, Mazumder, NeurIPS 2025; design.md 4.3"
+    source = "Prastakos, Behdin, Mazumder, NeurIPS 2025; design.md 4.3"
     uses_oracle = True
     prepared_type = MistakesPrepared
     prepared_version = 2  # 2: the fields of MistakesPrepared (1: a flat dict)

@@ -155,7 +155,7 @@ class MistakesPTR(BatchLogProb, Selector):
     summary = ("mistakes behind propose-test-release on the stability of S1 (Laplace test of "
                "d = ceil(gap/2Delta) - 1), topr fallback; (eps, delta)-DP on every data set")
     dp_type = "approximate"
-    reference = ("Dwork & Lei 2009; Thakurta & Smith 2013 (propose-test-release); Prastakos, Behdin, "
+    source = ("Dwork & Lei 2009; Thakurta & Smith 2013 (propose-test-release); Prastakos, Behdin, "
                  "Mazumder 2025; design.md 4.3")
     uses_oracle = True
     prepared_type = MistakesPTRPrepared

@@ -58,7 +58,7 @@ def auto_r(p: int, s: int) -> int:
     return (p - s) * s + 2
 
 
-def epsilon_prime(epsilon: float, R: int, total: int, T, n: int, b_y: float, delta: float) -> float:
+def epsilon_prime(epsilon: float, R: int, total: int, T, n: int, b_y: float, sensitivity: float) -> float:
     """The privacy level epsilon' of Algorithm 1 with T rejection rounds (Theorem 1, behdin2024).
 
     ``epsilon' = log(e^eps + gamma) - log(1 - q^T)`` with ``q = R / C(p, s)`` and
@@ -73,8 +73,8 @@ def epsilon_prime(epsilon: float, R: int, total: int, T, n: int, b_y: float, del
     T : int or inf
     n : int
         Number of rows.
-    b_y, delta : float
-        Response clipping bound and sensitivity Delta.
+    b_y, sensitivity : float
+        Response clipping bound and sensitivity Δ.
 
     Returns
     -------
@@ -84,7 +84,7 @@ def epsilon_prime(epsilon: float, R: int, total: int, T, n: int, b_y: float, del
     if math.isinf(T):
         return float(epsilon)
     log_q = math.log(R) - math.log(total)
-    log_gamma = T * math.log(R) + n * epsilon * b_y ** 2 / (2 * delta) - (T - 1) * math.log(total)
+    log_gamma = T * math.log(R) + n * epsilon * b_y ** 2 / (2 * sensitivity) - (T - 1) * math.log(total)
     return float(np.logaddexp(epsilon, log_gamma) - math.log1p(-math.exp(T * log_q)))
 
 
@@ -133,7 +133,7 @@ class TopR(BatchLogProb, Selector):
     name = "topr"
     summary = "top-R truncated exponential mechanism (Algorithm 1); exact certified top-R list via the oracle"
     dp_type = "pure"
-    reference = "Behdin, Prastakos, Mazumder, ICLR 2024 workshop (Algorithm 1, Theorem 1); design.md 4.2"
+    source = "Behdin, Prastakos, Mazumder, ICLR 2024 workshop (Algorithm 1, Theorem 1); design.md 4.2"
     uses_oracle = True
     prepared_type = TopRPrepared
     prepared_version = 2  # 2: the fields of TopRPrepared (1: a flat dict)

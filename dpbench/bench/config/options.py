@@ -36,7 +36,7 @@ from typing import Any, Callable
 from dpbench.core.errors import UserInputError
 from dpbench.core.params import to_integer
 from dpbench.core.datafiles import STANDARDIZE_MODES
-from dpbench.bench.trial import PrivacySetup
+from dpbench.bench.trial import DEFAULT_SOLVER, PrivacySetup
 
 _SETUP = PrivacySetup()  # the one source of the privacy defaults
 
@@ -283,7 +283,7 @@ OPTIONS: tuple[Option, ...] = (
            "the estimate, trials split 70/30 into training and held-out rows; adds utility loss and test MSE"),
     Option("estimate_fraction", to_float, 0.5, "share f of each epsilon given to --estimate (default 0.5: "
            "epsilon_estimate = f epsilon, epsilon_select = (1 - f) epsilon)"),
-    Option("solver", to_str, "highs", "best-subset oracle backend (default highs; list: a grid)", grid=True),
+    Option("solver", to_str, DEFAULT_SOLVER, f"best-subset oracle backend (default {DEFAULT_SOLVER}; list: a grid)", grid=True),
     Option("delta", to_float, _SETUP.delta, "the run's DP delta (default 0); required > 0 when an approximate-DP method "
            "(e.g. mistakes-ptr, mcmc) runs, which is calibrated to it; stored in every row; list: a grid",
            grid=True),
@@ -439,7 +439,7 @@ def grid_points(opts: dict) -> list[dict]:
 
 
 def _solver_param_points(point: dict) -> list[dict]:
-    solver = point.get("solver") or "highs"
+    solver = point.get("solver") or DEFAULT_SOLVER
     fixed = {"config_param": [], "param": []}
     swept = []  # (source, NAME.KEY, values)
     for source in ("config_param", "param"):
