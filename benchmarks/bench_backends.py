@@ -3,7 +3,7 @@
 ``CertifiedOptimum.time_certified(backend, p)``: build the shared score, open an oracle
 session of ``backend`` and solve to a certified optimum (status ``"optimal"``; anything
 else fails the benchmark). Data generation is outside the timing. Data: the NeurIPS 2025
-design (design.md section 8: toeplitz, rho = 0.1, SNR = 5, s = 5, b_x = b_y = 0.5,
+design (docs/reproductions.md: toeplitz, rho = 0.1, SNR = 5, s = 5, b_x = b_y = 0.5,
 r = 1.1, Lambda = 120) at
 
 =========  =====  ======================================================

@@ -2,10 +2,10 @@
 
 Targets (issue 2, this 2-core machine):
 
-* batched score R(S, D) (design.md section 3): at least 2 million supports per second
+* batched score R(S, D) (docs/methods/score.md): at least 2 million supports per second
   for s = 5, n = 200, measured by scoring all C(40, 5) = 658,008 supports from
   ``iter_supports`` in chunks of 200,000 (lam = 1, r = 1.1, toeplitz data clipped at 0.5);
-* ``exhaustive`` (design.md 4.1) streams: peak RSS under 1 GiB for
+* ``exhaustive`` (docs/methods/exponential-mechanism.md) streams: peak RSS under 1 GiB for
   C(106, 5) = 101,340,876 >= 1e8 supports (n = 200, cache = 0, one prepare + 10 draws,
   about half a minute: a peakmem_ benchmark with a long timeout, not a unit test).
 

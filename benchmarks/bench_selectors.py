@@ -7,7 +7,7 @@ Three families, one entry per built-in selector (``exhaustive``, ``topr``, ``mis
   a fresh :class:`dpbench.Trial` (empty per-trial cache, so the shared score and every
   oracle call are inside the timing), ``prepare`` and one ``draw`` of 100 supports at
   epsilon = 1 (the NeurIPS 2025 protocol: 100 draws per trial). Data generation is outside
-  the timing. Settings (toeplitz design of design.md section 8: rho = 0.1, SNR = 5, s = 5,
+  the timing. Settings (toeplitz design of docs/reproductions.md: rho = 0.1, SNR = 5, s = 5,
   b_x = b_y = 0.5, r = 1.1, Lambda = 120, solver ``highs``):
 
   =============  ====================  ==========================

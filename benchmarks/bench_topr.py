@@ -4,7 +4,7 @@ Targets (issue 4, 2-core machine): n = 800, p = 10 000, s = 5 with ``highs``: me
 n = 400, p = 200: <= 1 s (the authors' Gurobi code took 19-33 s there and discarded half the
 trials). Script-only settings ``fails200`` / ``fails400`` (p = 10 000, n = 200 / 400): the
 authors' check fails and the list needs thousands of 2-swap supports (printed per level:
-members below the threshold, seconds, certified). Data: the NeurIPS 2025 design (design.md section 8: toeplitz, rho = 0.1, SNR = 5,
+members below the threshold, seconds, certified). Data: the NeurIPS 2025 design (docs/reproductions.md: toeplitz, rho = 0.1, SNR = 5,
 b_x = b_y = 0.5, r = 1.1, Lambda = 120, epsilon = 1).
 
 Needs the ``highs`` solver plugin; when it is not registered the benchmarks are skipped

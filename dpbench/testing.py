@@ -1,6 +1,6 @@
 """Conformance checks for dpbench plugins, and the brute-force references they use.
 
-Layer 8. A plugin author runs these in their own tests, the way scikit-learn's
+A plugin author runs these in their own tests, the way scikit-learn's
 ``check_estimator`` is run on an estimator::
 
     from dpbench.testing import check_selector
@@ -75,7 +75,7 @@ def brute_force_scores(trial: Trial) -> tuple[np.ndarray, np.ndarray]:
     -------
     supports : ndarray of shape (C(p, s), s), int64
     scores : ndarray of shape (C(p, s),), float64
-        R(S, D) of design.md 3 on ``trial.problem`` with the trial's Lambda and r.
+        R(S, D) of docs/methods/score.md on ``trial.problem`` with the trial's Lambda and r.
     """
     S = all_supports(trial.p, trial.s)
     return S, RidgeScore(trial.problem.X, trial.problem.y, lam=trial.lam, r=trial.r)(S)
@@ -85,7 +85,7 @@ def exponential_mechanism_log_probs(trial: Trial, epsilon: float) -> tuple[np.nd
     """The exponential mechanism on the shared score, by enumeration of every support.
 
     log P(S) = -ε R(S, D) / (2 Δ) - log Σ_S' exp(-ε R(S', D) / (2 Δ)) (McSherry & Talwar
-    2007; design.md 4.1), with Δ recomputed from the trial's bounds
+    2007; docs/methods/exponential-mechanism.md), with Δ recomputed from the trial's bounds
     (:func:`dpbench.core.privacy.sensitivity.sensitivity`).
 
     Returns

@@ -1,4 +1,4 @@
-"""A neighbouring pair on which the optimum S1 flips (twin columns 2 and 3; design.md 4.3).
+"""A neighbouring pair on which the optimum S1 flips (twin columns 2 and 3; docs/methods/mistakes.md).
 
 p = 7, s = 2, n = 53, Lambda = 1, b_x = b_y = 0.5, r = 1.1: columns 2 and 3 are near copies,
 so R({0, 2}) and R({0, 3}) almost tie; replacing row 0 by the corner vector

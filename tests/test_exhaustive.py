@@ -1,4 +1,4 @@
-"""Selector ``exhaustive`` (design.md 4.1): exact probabilities and exact sampling.
+"""Selector ``exhaustive`` (docs/methods/exponential-mechanism.md): exact probabilities and exact sampling.
 
 The reference distribution is built by brute force, independently of the selector's
 streaming code (:func:`dpbench.testing.exponential_mechanism_log_probs`: every support from

@@ -1,4 +1,4 @@
-"""Generator ``toeplitz`` (design.md section 8): exact SNR, Toeplitz correlation, support."""
+"""Generator ``toeplitz`` (docs/reproductions.md): exact SNR, Toeplitz correlation, support."""
 
 import math
 import tracemalloc

@@ -1,5 +1,5 @@
 """Tests of the canonical Lipschitz top-k mechanism, the dpsis and sampagg selectors and the
-sis-w1 / sis-w1w2 generators (issue 6; design.md 4.5, 4.6; swope2024-dp-sis).
+sis-w1 / sis-w1w2 generators (issue 6; docs/methods/sampagg.md, docs/methods/dpsis.md; swope2024-dp-sis).
 
 Statistical tests use fixed seeds, so each either always passes or always fails; their
 thresholds are stated next to them. Each comparison of distributions is also run against
@@ -44,7 +44,7 @@ def brute_force_topk(rng, scores, k, epsilon, gamma=0.5, n_draws=1):
 
 
 def overlapping_classes_topk(rng, scores, k, epsilon, gamma=0.5, n_draws=1):
-    """The literal reading of definition A.2 / design.md 4.6: |C_{h,t}| = C(t-h-1, k-h-1),
+    """The literal reading of definition A.2 / docs/methods/dpsis.md: |C_{h,t}| = C(t-h-1, k-h-1),
     body drawn from {j_{h+1}..j_{t-1}} (classes overlap). Used to show the tests detect it."""
     x = np.asarray(scores, dtype=np.float64)
     order = np.argsort(-x, kind="stable")
@@ -338,7 +338,7 @@ def test_privacy_audit_on_worst_case_neighbours():
 
 
 def test_privacy_audit_rejects_the_overlapping_class_reading():
-    """The literal definition A.2 / design.md 4.6 class sizes C(t-h-1, k-h-1) (overlapping
+    """The literal definition A.2 / docs/methods/dpsis.md class sizes C(t-h-1, k-h-1) (overlapping
     classes) fail the same audit at epsilon = 1: the lower confidence bound on its privacy
     loss on the worst-case pair exceeds epsilon (measured 1.08 here; point
     estimate about 1.12). This is why dpbench.lipschitz uses the partition C(t-h-2, k-h-1)."""

@@ -1,4 +1,4 @@
-"""The shared score R(S, D) (design.md section 3) against independent exact solves, and Delta.
+"""The shared score R(S, D) (docs/methods/score.md) against independent exact solves, and Delta.
 
 Reference solution per support, computed with scipy only (no code shared with
 dpbench.core.score): the unconstrained minimiser is the minimum-norm least-squares solution of

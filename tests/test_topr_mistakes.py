@@ -1,7 +1,7 @@
 """Exactness tests of ``topr`` and ``mistakes`` against brute-force enumeration.
 
 Every expected value is computed independently of the selectors' code path: all C(p, s)
-supports are scored with the shared score, sorted, and the mechanisms of design.md 4.2 /
+supports are scored with the shared score, sorted, and the mechanisms of docs/methods/topr.md /
 4.3 (eq. 7 of behdin2024 for topr) are evaluated directly. Oracle: ``enumerate`` (exact).
 """
 

@@ -70,7 +70,7 @@ def plan(cfg: RunConfig, done: set[str] = frozenset()) -> list[TrialTask]:
 
 
 def reference_support(cfg: RunConfig, problem: Problem, trial: Trial) -> np.ndarray:
-    """The support outputs are scored against (design.md section 7 and 4.7)."""
+    """The support outputs are scored against (docs/metrics.md, docs/methods/bss.md)."""
     if cfg.reference == "true":
         if problem.true_support is None:
             raise UserInputError(f"{problem.name} has no true support; choose --reference bss, lasso or sis")

@@ -1,6 +1,6 @@
 """Running one selector on one trial: the path ``dpbench compare`` and ``dpbench.select`` share.
 
-Layer 6. :meth:`SelectorRun.prepare` (or :meth:`SelectorRun.load`, a preparation stored by an
+:meth:`SelectorRun.prepare` (or :meth:`SelectorRun.load`, a preparation stored by an
 earlier run) does the ε-independent work once; :meth:`SelectorRun.draw` then, per ε, draws
 the private supports, checks them against the contract (:meth:`dpbench.core.contracts.Selector.draw`:
 shape ``(n_draws, s)``, distinct indices in ``[0, p)``), sorts each row, and states the

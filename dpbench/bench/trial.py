@@ -1,6 +1,6 @@
 """The trial: one data set after its declared preprocessing, with the privacy setup.
 
-Layer 3. Everything a selector sees of one trial (design.md section 2): the data after the
+Everything a selector sees of one trial (docs/vocabulary.md): the data after the
 preprocessing the selector declares (clipping for the score-based mechanisms), the privacy
 setup (:class:`PrivacySetup`: b_x, b_y, r, Lambda, the bound on Delta, the run's delta), the
 sensitivity Delta of the score and the oracle sessions shared by the selectors of the trial.
@@ -68,7 +68,7 @@ class PrivacySetup:
     Parameters
     ----------
     b_x, b_y : float
-        Clipping bounds, ``|x_ij| <= b_x`` and ``|y_i| <= b_y`` after clipping (design.md 2).
+        Clipping bounds, ``|x_ij| <= b_x`` and ``|y_i| <= b_y`` after clipping (docs/vocabulary.md).
     r : float
         l2 bound on the coefficients, ``||beta||_2 <= r``.
     lam : float
@@ -115,7 +115,7 @@ class Trial:
         0 for a pure-DP run. The score's sensitivity Delta is :attr:`sensitivity`.
     loss : str
         Registered loss whose score and sensitivity the trial uses (``--loss``; default
-        ``"least-squares"``, the ridge score of design.md 3). ``problem`` must already be
+        ``"least-squares"``, the ridge score of docs/methods/score.md). ``problem`` must already be
         preprocessed by that loss (:meth:`dpbench.core.score.loss.Loss.prepare`).
     loss_params : dict
         Parameters of that loss.
@@ -156,7 +156,7 @@ class Trial:
         setup : PrivacySetup
         preprocessing : {"clip", "none"}
             What the selector's guarantee needs (``Selector.preprocessing``): ``"clip"`` clips X to
-            [-b_x, b_x] and y to [-b_y, b_y] (design.md 2), or applies the loss's own
+            [-b_x, b_x] and y to [-b_y, b_y] (docs/vocabulary.md), or applies the loss's own
             preprocessing (:meth:`dpbench.core.score.loss.Loss.prepare`) for a loss other than least
             squares; ``"none"`` keeps the data as given.
         solver, solver_params, loss, loss_params, instances
@@ -202,7 +202,7 @@ class Trial:
 
     @cached_property
     def sensitivity(self) -> float:
-        """Global sensitivity Delta of the score (design.md section 3; the loss's own for others)."""
+        """Global sensitivity Delta of the score (docs/methods/score.md; the loss's own for others)."""
         if self.loss_plugin is None:
             return sensitivity(self.s, self.b_x, self.b_y, self.r, self.sensitivity_bound)
         return self.loss_plugin.sensitivity(self.s, self.n, self.b_x, self.b_y, self.r, self.sensitivity_bound)

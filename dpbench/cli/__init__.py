@@ -1,4 +1,4 @@
-"""The ``dpbench`` command line (layer 8).
+"""The ``dpbench`` command line.
 
 :func:`run` is the console-script entry point: it imports the command line inside its own
 ``try`` so that Ctrl-C even during start-up (the imports of numpy, scipy and the plugins) ends

@@ -1,6 +1,6 @@
 """Declared plugin parameters: :class:`Param` and the :class:`Configurable` base of plugins.
 
-Layer 1 (core types), re-exported by :mod:`dpbench.core.contracts`: a plugin declares
+Re-exported by :mod:`dpbench.api`: a plugin declares
 ``params = {"name": Param(default, doc, type, choices)}`` and receives validated values in
 ``self.config``.
 """

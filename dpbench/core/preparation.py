@@ -1,6 +1,6 @@
 """Typed preparations: the per-ε cache a preparation may hold, and storing a dataclass preparation.
 
-Layer 1 (core types), re-exported by :mod:`dpbench.core.contracts`. A selector's ``prepare``
+Re-exported by :mod:`dpbench.api`. A selector's ``prepare``
 (:class:`dpbench.core.contracts.Selector`) returns a frozen dataclass; the runner passes it unchanged
 to every ``draw`` and ``log_prob``. Two pieces here make that work without per-plugin code:
 

@@ -1,6 +1,6 @@
 """The data of one selection problem and its data-independent preprocessing.
 
-Vocabulary follows design.md section 2: ``X`` is the n x p design matrix (rows are
+Vocabulary follows docs/vocabulary.md: ``X`` is the n x p design matrix (rows are
 individuals), ``y`` the response of length n, ``s`` the sparsity level and a support is a
 sorted integer array of s column indices.
 """
@@ -130,7 +130,7 @@ def add_noise_at_snr(rng: np.random.Generator, signal, snr: float) -> np.ndarray
 
     ``e`` is drawn as n standard normals from ``rng`` and multiplied by the scalar that makes
     ``||signal||^2 / ||e||^2 = snr`` hold exactly (not only in expectation): the noise model
-    of the NeurIPS 2025 simulations (design.md section 8), shared by the ``toeplitz`` and
+    of the NeurIPS 2025 simulations (docs/reproductions.md), shared by the ``toeplitz`` and
     ``planted`` generators.
 
     Parameters

@@ -33,7 +33,7 @@ and Delta_J = max(0, lambda / (exp(share eps_2) - 1) - Lambda) (``share`` = para
 counts towards it: at Lambda = 120 almost all of eps_2 goes to the noise. (1) times 1/n is the
 authors' objective ``(1/2n)||y - X theta||^2 + (gamma + Delta)/(2n) ||theta||^2 + b^T theta / n``
 with gamma = Lambda and Delta = Delta_J. It is solved exactly (trust-region secular equation,
-:func:`dpbench.core.score.ridge.solve_blocks`, the same solve as the score of design.md 3).
+:func:`dpbench.core.score.ridge.solve_blocks`, the same solve as the score of docs/methods/score.md).
 
 Theorem
 -------
@@ -101,7 +101,7 @@ Where this differs from the authors' code (``bss_neurips.py``), and why
   *clipped* data, evaluated on the *preprocessed* data, so it can be negative), on the full data,
   with a second, separate selection on a 70/30 split for the test MSE. Ours: one selection and
   one estimate per draw on the 70 % training part; utility loss = (R_S(theta_hat) - R(S_1, D)) / (2n)
-  with R the score of design.md 3 on the training data and R(S_1, D) the certified optimum;
+  with R the score of docs/methods/score.md on the training data and R(S_1, D) the certified optimum;
   test MSE on the raw (unclipped) 30 % held-out rows, as theirs.
 
 The hinge loss is refused: it is not differentiable, so (7)-(10) do not apply (a Huberised
@@ -252,7 +252,7 @@ class ObjectivePerturbation(PrivateEstimator):
         return (np.sum(resid * resid, axis=0) + trial.lam * np.sum(coef * coef, axis=1)) / (2 * trial.n)
 
     def optimum_value(self, trial, score):
-        """R(S_1, D) / (2n): the score of design.md 3 in the units of :meth:`objective`."""
+        """R(S_1, D) / (2n): the score of docs/methods/score.md in the units of :meth:`objective`."""
         return float(score) / (2 * trial.n)
 
 

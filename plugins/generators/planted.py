@@ -12,7 +12,7 @@ Per trial, with the trial's rng and in this order:
    design; a column that is constant on the chosen rows is set to 0 and never planted;
 3. choose the support: ``s`` distinct non-constant columns uniformly at random (sorted);
 4. beta*_j = 1/sqrt(s) on the support (``signs="positive"``, the toeplitz convention,
-   design.md section 8) or +-1/sqrt(s) with independent fair random signs
+   docs/reproductions.md) or +-1/sqrt(s) with independent fair random signs
    (``signs="random"``);
 5. y = X beta* + e with e Gaussian, rescaled so that ||X beta*||^2 / ||e||^2 = snr exactly
    (:func:`dpbench.core.problem.add_noise_at_snr`, the toeplitz noise model).

@@ -1,6 +1,6 @@
 """Generators ``toeplitz`` and ``classification``: the simulation designs of the NeurIPS 2025 / ICLR-workshop papers.
 
-design.md section 8: rows of X are N(0, Sigma) with Sigma_ij = rho^|i-j|, the true
+docs/reproductions.md: rows of X are N(0, Sigma) with Sigma_ij = rho^|i-j|, the true
 coefficients are beta*_j = 1/sqrt(s) on the s spread-out 0-based indices
 ``first, first + 2, ..., first + 2(s - 1)`` (``first = 0`` by default: 1-based 1, 3, ..., 2s-1;
 the authors' released NeurIPS code uses ``first = 1``, i.e. 0-based 1, 3, 5, 7, 9), and the noise is rescaled so that ||X beta*||^2 / ||e||^2 equals the SNR exactly.
@@ -32,7 +32,7 @@ def toeplitz_rows(rng: np.random.Generator, n: int, p: int, rho: float) -> np.nd
 
 
 class Toeplitz(Generator):
-    """Toeplitz-correlated Gaussian design with a spread-out support (design.md section 8)."""
+    """Toeplitz-correlated Gaussian design with a spread-out support (docs/reproductions.md)."""
 
     name = "toeplitz"
     summary = "rows N(0, rho^|i-j|), beta* = 1/sqrt(s) on indices 1,3,..,2s-1, exact SNR (NeurIPS 2025 design)"

@@ -1,4 +1,4 @@
-"""Selector ``bss``: the non-private best subset (design.md section 4.7; the "ε = ∞" row).
+"""Selector ``bss``: the non-private best subset (docs/methods/bss.md; the "ε = ∞" row).
 
 Returns the oracle's certified optimum Ŝ₁ = argmin_S R(S, D) of the shared score, n_draws
 times (``certified=False`` when the oracle could not prove it optimal; a failed row when it
@@ -29,7 +29,7 @@ class BSS(Selector):
     summary = "non-private best subset (certified optimum of the shared score); baseline, not private"
     dp_type = "none"
     uses_oracle = True  # its preparation is the oracle's certified optimum
-    source = "design.md 4.7; Bertsimas, King & Mazumder 2016 (best subset); outer approximation of design.md 5"
+    source = "docs/methods/bss.md; Bertsimas, King & Mazumder 2016 (best subset); outer approximation of docs/solvers.md"
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
     }

@@ -1,6 +1,6 @@
 """Selector ``dpsis``: differentially private sure independence screening (Swope et al. 2024).
 
-design.md 4.6; algorithm 1 of swope2024-dp-sis. Scores ``f_j = |x_j^T y|`` on the clipped
+docs/methods/dpsis.md; algorithm 1 of swope2024-dp-sis. Scores ``f_j = |x_j^T y|`` on the clipped
 data, component-wise sensitivity ``Delta_f = 2 b_x b_y`` under replace-one
 (:func:`dpbench.core.score.correlation_sensitivity`), private top-s by the canonical Lipschitz
 mechanism (:func:`dpbench.lipschitz.canonical_lipschitz_topk`). Pure epsilon-DP.
@@ -60,7 +60,7 @@ class DPSIS(Selector):
     # correlation screening of a real response: least squares only (issue 16)
     losses = ("least-squares",)
     source = ("Swope, Khanna, Doldo, Roy & Raff 2024 (algorithm 1, appendix A); "
-                 "Shekelyan & Loukides 2022; design.md 4.6")
+                 "Shekelyan & Loukides 2022; docs/methods/dpsis.md")
     prepared_type = DPSISPrepared
     params = {
         "gamma": Param(0.5, "loss parameter in [0, 1]: epsilon_2 = gamma*epsilon weighs the worst "

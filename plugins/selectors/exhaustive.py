@@ -1,6 +1,6 @@
 """Selector ``exhaustive``: the exponential mechanism over all C(p, s) supports.
 
-design.md 4.1 (McSherry & Talwar 2007):  P(S) ∝ exp(-epsilon R(S, D) / (2 Delta)).
+docs/methods/exponential-mechanism.md (McSherry & Talwar 2007):  P(S) ∝ exp(-epsilon R(S, D) / (2 Delta)).
 Pure epsilon-DP under replace-one neighbours because |R(S, D) - R(S, D')| <= Delta.
 
 Supports are streamed in chunks, so memory does not grow with C(p, s). Sampling is exact
@@ -33,7 +33,7 @@ class ExhaustivePrepared:
         R(S, D) of every support in colexicographic rank order (:func:`dpbench.core.supports.unrank_support`)
         when C(p, s) is at most the ``cache`` parameter; None otherwise (scores are streamed).
     log_z : EpsilonCache
-        log Z(ε) = log sum_S exp(-ε R(S, D) / (2 Δ)) per ε (design.md 4.1).
+        log Z(ε) = log sum_S exp(-ε R(S, D) / (2 Δ)) per ε (docs/methods/exponential-mechanism.md).
     """
 
     total: int
@@ -47,7 +47,7 @@ class Exhaustive(BatchLogProb, Selector):
     name = "exhaustive"
     summary = "exponential mechanism over all C(p,s) supports, exact sampling and probabilities"
     dp_type = "pure"
-    source = "McSherry & Talwar 2007; design.md 4.1"
+    source = "McSherry & Talwar 2007; docs/methods/exponential-mechanism.md"
     output_law = EXPONENTIAL_MECHANISM
     prepared_type = ExhaustivePrepared
     params = {
@@ -126,7 +126,7 @@ class Exhaustive(BatchLogProb, Selector):
         return Draws(supports)
 
     def log_probs(self, trial, prepared, epsilon, supports) -> np.ndarray:
-        """log P(S) = -epsilon R(S, D) / (2 Delta) - log Z for sorted supports (B, s) (design.md 4.1)."""
+        """log P(S) = -epsilon R(S, D) / (2 Delta) - log Z for sorted supports (B, s) (docs/methods/exponential-mechanism.md)."""
         return self._log_weights(trial, trial.score(supports), epsilon) - self.log_normaliser(trial, prepared, epsilon)
 
 

@@ -35,7 +35,7 @@ Differences from the paper, and why
   ``L_1 ||C||_1 / n`` of the paper.
 
 The radius c defaults to ``r sqrt(s)``: the l1 norm of any s-sparse vector in the l2 ball of
-radius r of the shared score (design.md section 3) is at most that.
+radius r of the shared score (docs/methods/score.md) is at most that.
 
 Work: ``prepare`` computes ``X^T y / n`` and, for p <= :data:`GRAM_MAX`, ``X^T X / n``; the
 draw updates the gradient incrementally, ``g_{t+1} = (1 - mu_t) g_t + mu_t (G v_t - X^T y / n)``

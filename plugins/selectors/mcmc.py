@@ -1,10 +1,10 @@
-"""Selector ``mcmc``: Metropolis–Hastings on supports (Roy & Tewari 2023; design.md 4.4).
+"""Selector ``mcmc``: Metropolis–Hastings on supports (Roy & Tewari 2023; docs/methods/mcmc.md).
 
 Target: the exponential mechanism of ``exhaustive``,
 
     pi(S) ∝ exp(-epsilon R(S, D) / (2 Delta)),
 
-with the shared score R (design.md section 3), so that ``mcmc`` and ``exhaustive`` sample
+with the shared score R (docs/methods/score.md), so that ``mcmc`` and ``exhaustive`` sample
 the same distribution and differ only in ``mcmc`` being approximate.
 
 Kernel (Roy & Tewari 2023, section 4, "double swap update", transition matrix (10)): from
@@ -82,7 +82,7 @@ TRACE_POINTS = 50
 def log_acceptance(old_scores, new_scores, epsilon: float, sensitivity: float) -> np.ndarray:
     """Log of the Metropolis ratio pi(S') / pi(S) for the exponential-mechanism target.
 
-    ``log pi(S') - log pi(S) = -epsilon (R(S') - R(S)) / (2 Delta)`` (design.md 4.4; Roy &
+    ``log pi(S') - log pi(S) = -epsilon (R(S') - R(S)) / (2 Delta)`` (docs/methods/mcmc.md; Roy &
     Tewari 2023, section 4, acceptance probability). The score difference is taken before
     scaling, so no precision is lost to exponents of order 1e4.
 
@@ -294,7 +294,7 @@ def chain_sensitivity(trial, l1_bound=None) -> float:
 
 
 def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0, l1_bound=None):
-    """Advance a batch of Metropolis–Hastings chains in lockstep (design.md 4.4).
+    """Advance a batch of Metropolis–Hastings chains in lockstep (docs/methods/mcmc.md).
 
     Parameters
     ----------
@@ -464,7 +464,7 @@ class MCMC(Selector):
     summary = ("Metropolis-Hastings on supports (double swap), target the exhaustive EM; "
                "approximate (eps, delta)-DP only after mixing (Roy & Tewari 2023, Cor. 1)")
     dp_type = "approximate"
-    source = "Roy & Tewari 2023, section 4 and Corollary 1; design.md 4.4"
+    source = "Roy & Tewari 2023, section 4 and Corollary 1; docs/methods/mcmc.md"
     prepared_type = MCMCPrepared
     params = {
         "iterations": Param(1000, "Metropolis-Hastings steps per chain (authors' NeurIPS experiments: 1000); "

@@ -18,7 +18,7 @@ Differences from the paper, and why
 -----------------------------------
 * Data: the paper truncates y at R and assumes ||x_i||_inf <= c_x; here both are the trial's
   clipping (|x_ij| <= b_x, |y_i| <= b_y), as for every dpbench selector. Pi_r uses the
-  run's r (the l2 bound of the shared score, design.md section 3).
+  run's r (the l2 bound of the shared score, docs/methods/score.md).
 * Privacy: Lemma 3.3 sets ``b = lambda 2 sqrt(3 s log(1/delta)) / epsilon'`` for each
   iteration and splits (epsilon, delta) evenly over T iterations by composition. Here b is
   the smallest noise at which an accountant (:mod:`dpbench.core.privacy.accounting`, dp-accounting's

@@ -10,7 +10,7 @@
       s.t. beta_i^2 <= theta_i z_i,  sum_i theta_i <= r^2,  sum_i z_i = s,  z binary,
 
   plus the oracle's no-good / overlap / fixed constraints. Because ``theta_i >= beta_i^2``
-  is tight at the optimum, the objective equals R(S, D) (design.md section 3) and it works
+  is tight at the optimum, the objective equals R(S, D) (docs/methods/score.md) and it works
   with lam = 0. The residual, in the thin-SVD basis of X, is a vector of min(n, p) variables, so the
 objective's Hessian is the identity; the model has 3p + min(n, p) variables, for small p only.
 

@@ -1,6 +1,6 @@
 """Privacy audit of selectors on neighbouring data sets (``dpbench audit``; docs/auditing.md).
 
-Layer 6. Exact mode where a selector gives its output law (``log_prob``): the privacy loss and
+Exact mode where a selector gives its output law (``log_prob``): the privacy loss and
 the hockey-stick divergence over all C(p, s) supports. Monte-Carlo mode otherwise: a lower
 bound on ε with Clopper–Pearson confidence. A pair search (box corners, rows aimed at the
 optimum or the top-s order, twin columns, near ties, random rows, a hill climb) looks for the

@@ -1,6 +1,6 @@
 """The audit of one selector: pair search, exact or Monte-Carlo statistics, verdict.
 
-Layer 6 (with the runner): it builds trials and calls selectors through the public contract
+it builds trials and calls selectors through the public contract
 only (:class:`dpbench.core.contracts.Selector`: ``prepare``, ``draw``, ``log_prob``; the guarantee a
 row states, :meth:`dpbench.core.contracts.Draws.guarantee`), so any registered or third-party selector
 is audited the same way.

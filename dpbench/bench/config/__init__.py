@@ -66,7 +66,7 @@ class RunConfig:
     method_params : dict
         ``{method label: {param: value}}``.
     b_x, b_y, r, lam : float
-        Clipping bounds, coefficient l2 bound, ridge penalty (design.md section 2).
+        Clipping bounds, coefficient l2 bound, ridge penalty (docs/vocabulary.md).
     sensitivity_bound : {"tight", "paper"}
         Which bound on the sensitivity Δ (``--sensitivity``; docs/methods/score.md).
     solver : str

@@ -1,6 +1,6 @@
 """Private estimation after selection: the budget split, the train/test split and its metrics (issue 16).
 
-Layer 5. A run with ``--estimate NAME --estimate-fraction f`` (``RunConfig.estimate``):
+A run with ``--estimate NAME --estimate-fraction f`` (``RunConfig.estimate``):
 
 * every epsilon of the run is the budget of the *pair* (support, coefficients): the selection
   gets ``epsilon_select = (1 - f) epsilon``, the estimator ``epsilon_estimate = f epsilon``

@@ -1,4 +1,4 @@
-"""Support-recovery metrics (design.md section 7) and the per-setting summary."""
+"""Support-recovery metrics (docs/metrics.md) and the per-setting summary."""
 
 from __future__ import annotations
 

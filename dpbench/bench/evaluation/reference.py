@@ -1,4 +1,4 @@
-"""Reference supports for real data, where no true support exists (design.md 4.7, section 7).
+"""Reference supports for real data, where no true support exists (docs/methods/bss.md, docs/metrics.md).
 
 ``bss``: the certified non-private best subset of the shared score (the default; it is the
 mode of every exponential-mechanism selector). ``lasso``: the s largest |coefficients| at

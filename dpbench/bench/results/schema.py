@@ -1,6 +1,6 @@
 """The result schema: every column of a result row, declared once.
 
-Layer 7. The SQLite table (:mod:`dpbench.bench.results.store`), the CSV and JSON exports, the tidy
+The SQLite table (:mod:`dpbench.bench.results.store`), the CSV and JSON exports, the tidy
 frame of :func:`dpbench.load_results` (:mod:`dpbench.bench.results.frame`) and the per-setting
 summary (:mod:`dpbench.bench.results.summary`) all derive their field lists from :data:`COLUMNS`
 (the stored columns) and :data:`FRAME_COLUMNS` (the columns :func:`~dpbench.load_results`

@@ -1,6 +1,6 @@
 """The data contracts: simulation designs (:class:`Generator`) and shipped real data sets (:class:`Dataset`).
 
-Layer 1 (core types), re-exported by :mod:`dpbench.core.contracts` and :mod:`dpbench`.
+Re-exported by :mod:`dpbench.api`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The contract of an estimator plugin: private estimation after selection (hook ``dpbench_estimators``).
 
-Layer 1 (core types), next to :mod:`dpbench.core.contracts` and :mod:`dpbench.core.contracts.loss`: the plugin
+next to :mod:`dpbench.core.contracts` and :mod:`dpbench.core.contracts.loss`: the plugin
 manager checks registered estimator classes against :class:`PrivateEstimator`. The first built-in,
 objective perturbation (``objpert``), is in ``plugins/estimators/objpert.py``.
 

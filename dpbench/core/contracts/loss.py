@@ -1,6 +1,6 @@
 """The contract of a loss plugin (hook ``dpbench_losses``; issue 16).
 
-Layer 1 (core types), next to :mod:`dpbench.core.contracts`: the plugin manager checks registered loss
+next to :mod:`dpbench.core.contracts`: the plugin manager checks registered loss
 classes against it. The built-in losses (least squares, hinge) are in
 :mod:`dpbench.core.score.loss`.
 """

@@ -1,8 +1,8 @@
 """The oracle contracts: a best-subset backend (:class:`Solver`), its per-data-set
 :class:`OracleSession` and the results of its calls (:class:`OracleResult`, :class:`ThresholdResult`).
 
-Layer 1 (core types), re-exported by :mod:`dpbench.core.contracts` and :mod:`dpbench`; the oracle
-itself (layer 4, :mod:`dpbench.core.oracle`) implements them. The score is named in annotations only.
+Re-exported by :mod:`dpbench.api`; the oracle
+itself (:mod:`dpbench.core.oracle`) implements them. The score is named in annotations only.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ class OracleSession(abc.ABC):
         max_count : int
             Stop (uncertified) once more than this many supports are held.
         rank, known_scores : int, array of floats
-            Optional tightening (design.md 4.2, top-R lists): with ``known_scores`` the scores
+            Optional tightening (docs/methods/topr.md, top-R lists): with ``known_scores`` the scores
             of supports *outside* the feasible set (distinct supports), the threshold is
             lowered during the search to the ``rank``-th smallest of ``known_scores`` together
             with the scores found so far. Any ``rank`` distinct supports bound the ``rank``-th
@@ -186,7 +186,7 @@ class ThresholdResult:
 
 
 class Solver(Configurable, abc.ABC):
-    """A best-subset oracle backend (design.md section 5).
+    """A best-subset oracle backend (docs/solvers.md).
 
     Subclasses set ``name``, ``summary``, ``params`` and implement :meth:`session`;
     ``handles_lam_zero`` says whether the backend accepts Lambda = 0. A backend that

@@ -1,7 +1,7 @@
 """The selector contract: :class:`Selector`, its outputs :class:`Draws`, and the row guarantee.
 
 Part of the core contracts (re-exported by :mod:`dpbench.api`). A selector reads one trial
-through the :class:`~dpbench.core.contracts.trial.TrialView` protocol. The split follows design.md section 6: a selector has an expensive,
+through the :class:`~dpbench.core.contracts.trial.TrialView` protocol. The split follows docs/architecture.md: a selector has an expensive,
 epsilon-independent ``prepare`` step per trial and a cheap ``draw`` step, so many draws or an
 epsilon sweep reuse one preparation.
 """
@@ -22,7 +22,7 @@ from dpbench.core.preparation import prepared_from_state, prepared_state
 from dpbench.core.problem import as_support
 
 
-#: DP types a selector can declare (design.md section 4).
+#: DP types a selector can declare (docs/methods/).
 DP_TYPES = ("pure", "approximate", "none")
 #: The one neighbouring relation every built-in selector is calibrated to.
 REPLACE_ONE = "replace-one"
@@ -140,7 +140,7 @@ def has_guarantee(guarantee: str | None) -> bool:
 
 #: Value of :attr:`Selector.output_law` for a selector that samples exactly the exponential
 #: mechanism on the shared score over all C(p, s) supports, P(S) ∝ exp(-ε R(S, D) / (2 Δ))
-#: (McSherry & Talwar 2007; design.md 4.1). :func:`dpbench.testing.check_selector` then
+#: (McSherry & Talwar 2007; docs/methods/exponential-mechanism.md). :func:`dpbench.testing.check_selector` then
 #: compares its ``log_prob`` with a brute-force reference.
 EXPONENTIAL_MECHANISM = "exponential-mechanism"
 

@@ -1,6 +1,6 @@
 """Outer approximation (OA) for best-subset selection: the formulation, once for every backend.
 
-design.md section 5 (Bertsimas & Van Parys 2020; Algorithm 2 of the NeurIPS 2025 paper).
+docs/solvers.md (Bertsimas & Van Parys 2020; Algorithm 2 of the NeurIPS 2025 paper).
 With binary ``z`` (``z_i = 1`` iff feature i is in the support),
 
     f(z) = min_beta ||y - X beta||^2 + lam sum_i beta_i^2 / z_i   s.t. ||beta||^2 <= r^2
@@ -24,7 +24,7 @@ dualising ``||beta||^2 <= r^2`` with ``mu >= 0`` gives, for **every** ``alpha in
 with equality at the optimal pair: ``alpha* = y - X beta*`` (the residual) and ``mu*`` the
 multiplier of the l2 constraint, scaled as in ``(X_S^T X_S + (lam + mu) I) beta_S = X_S^T y``
 (the secular equation of :func:`dpbench.core.score.solve_blocks`). Danskin's theorem gives the
-gradient of design.md section 5,
+gradient of docs/solvers.md,
 
     d f / d z_i = -lam (x_i^T alpha*)^2 / (lam + mu* z_i)^2,
 
@@ -136,7 +136,7 @@ def perspective_relaxation(score: RidgeScore, z):
     value : float
         ``f(z) = min ||y - X beta||^2 + lam sum beta_i^2 / z_i``, ``||beta|| <= r``.
     grad : ndarray (p,)
-        ``-lam (x_i^T alpha)^2 / (lam + mu z_i)^2`` (design.md section 5).
+        ``-lam (x_i^T alpha)^2 / (lam + mu z_i)^2`` (docs/solvers.md).
 
     Notes
     -----

@@ -1,4 +1,4 @@
-"""A certified best-support oracle for losses with a separable dual bound (layer 4).
+"""A certified best-support oracle for losses with a separable dual bound.
 
 The outer-approximation machinery (:mod:`dpbench.core.oracle.cuts`) is specific to
 the ridge least-squares score. A loss whose batched score also offers

@@ -34,7 +34,7 @@ class LocalSearch:
         ``beta_K = A^{-1} c_K``, ``g_j = X_K^T x_j`` and ``u_j = A^{-1} g_j``, block elimination
         gives the ridge optimum on K + j: ``t_j = (c_j - g_j^T beta_K) / d_j`` with
         ``d_j = ||x_j||^2 + lam - g_j^T u_j``, ``beta = (beta_K - t_j u_j, t_j)`` and
-        ``R = y^T y - c_K^T beta_K - t_j (c_j - g_j^T beta_K)`` (the closed form of design.md 3
+        ``R = y^T y - c_K^T beta_K - t_j (c_j - g_j^T beta_K)`` (the closed form of docs/methods/score.md
         with the Schur complement of A). This is the score whenever ``||beta|| <= r``; the
         neighbours where the l2 bound binds (or nearly: relative margin 1e-9) are scored with
         the shared :func:`solve_blocks`. O(p s^2) per neighbourhood instead of p s Cholesky

@@ -1,6 +1,6 @@
 """Certified lower bounds for best-subset ridge from the dual of its k-support relaxation.
 
-The problem (design.md section 3): over the feasible supports S (``|S| = s``, a fixed-in set
+The problem (docs/methods/score.md): over the feasible supports S (``|S| = s``, a fixed-in set
 ``F ⊆ S``, fixed-out features excluded, optionally ``|S ∩ S0| = k``),
 
     R(S) = min_{supp beta ⊆ S, ||beta||_2 <= r}  ||y - X beta||^2 + lam ||beta||^2 .

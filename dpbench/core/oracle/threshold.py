@@ -1,7 +1,7 @@
 """Threshold enumeration by repeated oracle calls, overlap optima by their roots, and the
 ordering of support lists.
 
-Layer 4 (oracle). :func:`supports_below_by_calls` is the reference implementation of
+:func:`supports_below_by_calls` is the reference implementation of
 :meth:`dpbench.core.contracts.OracleSession.supports_below`; backends without a direct enumeration
 inherit it through :class:`ThresholdByCalls`. :func:`overlap_by_roots` answers an overlap
 call ``|S ∩ S0| = k`` with one unconstrained call per kept subset of S0.

@@ -1,6 +1,6 @@
 """(epsilon, delta) accounting of iterative mechanisms with Google's ``dp-accounting`` library.
 
-Layer 2 (privacy). An iterative selector (``noisy-iht``, ``fw-lasso``) runs T steps, each a
+An iterative selector (``noisy-iht``, ``fw-lasso``) runs T steps, each a
 small differentially private mechanism whose noise is set by one *noise multiplier* sigma
 (noise scale over the step's sensitivity). Given the run's (epsilon, delta) and T, the
 selector asks :func:`calibrate` for the smallest sigma (to a relative 1e-3) at which the

@@ -1,7 +1,7 @@
 """Log-space sampling utilities shared by the exponential-mechanism selectors.
 
 Exponents such as epsilon R / (2 Delta) reach 1e4 and output spaces reach C(10000, 5), so
-every probability is handled as a logarithm (design.md section 3): no mpmath, no overflow
+every probability is handled as a logarithm (docs/methods/score.md): no mpmath, no overflow
 and no underflow to "probability 0" for an outcome that has mass.
 """
 
@@ -28,7 +28,7 @@ def em_log_weights(scores, epsilon: float, sensitivity: float, log_multiplicity=
     """Unnormalised log-weights of the exponential mechanism for a score to *minimise*.
 
     ``log w = -epsilon * score / (2 * Delta) + log(multiplicity)`` (McSherry & Talwar 2007;
-    design.md 4.1). ``log_multiplicity`` gives the log of the number of outputs sharing a
+    docs/methods/exponential-mechanism.md). ``log_multiplicity`` gives the log of the number of outputs sharing a
     score (the grouped mechanisms of topr and mistakes).
 
     Parameters

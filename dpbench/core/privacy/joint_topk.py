@@ -1,7 +1,7 @@
 """The joint exponential mechanism for top-k selection (Gillenwater, Joseph, Medina & Ribero Diaz,
 ICML 2022): one exponential mechanism over all ordered k-sequences, sampled and scored exactly.
 
-Layer 2 (privacy). Split from :mod:`dpbench.core.privacy.topk` (the peeling, permute-and-flip and
+Split from :mod:`dpbench.core.privacy.topk` (the peeling, permute-and-flip and
 one-shot Laplace mechanisms), whose module docstring states the replace-one calibration that
 applies here too: utility sensitivity ``2 Delta_f``.
 """

@@ -1,4 +1,4 @@
-"""The canonical Lipschitz mechanism for private top-k selection (design.md 4.6).
+"""The canonical Lipschitz mechanism for private top-k selection (docs/methods/dpsis.md).
 
 Shekelyan & Loukides (2022), as restated in appendix A of swope2024-dp-sis (definition A.1,
 section A.3, algorithm 2). Given a score vector ``f`` with component-wise sensitivity
@@ -32,7 +32,7 @@ because ``h`` maximal means ``j_{h+1}`` is *not* in ``y`` (except for the top-k 
 classes partition all k-subsets (their sizes sum to C(d, k)).
 
 .. note::
-   Definition A.2 of swope2024 (and design.md 4.6, which copies it) lets the body range over
+   Definition A.2 of swope2024 (and docs/methods/dpsis.md, which copies it) lets the body range over
    ``{j_{h+1}..j_{t-1}}`` and gives ``|C_{h,t}| = C(t - h - 1, k - h - 1)``. Those classes
    overlap (a set containing ``j_{h+1}`` is counted in several classes, with a worse loss
    than its own), their sizes sum to more than C(d, k), and the resulting output
@@ -115,7 +115,7 @@ def max_exponential_noise(log_u, log_m):
     The maximum of ``m`` i.i.d. Exp(1) variables has the law of ``-log(1 - U^{1/m})``
     (appendix A.4/A.5 of swope2024). With ``m`` up to C(22 283, 4) ~ 1e16, ``U^{1/m}``
     rounds to 1; instead ``1 - U^{1/m} = -expm1(log(U) * exp(-log m))`` keeps full relative
-    precision (design.md 4.6), and for huge m the result is ``log m - log(-log U) + O(1/m)``.
+    precision (docs/methods/dpsis.md), and for huge m the result is ``log m - log(-log U) + O(1/m)``.
 
     Parameters
     ----------
@@ -173,7 +173,7 @@ def select_class(rng: np.random.Generator, x_sorted, k: int, epsilon: float, gam
 
     ``L_{h,t} = (epsilon_2 / 2) x_[t] - (epsilon_1 / 2) x_[h+1]`` with
     ``epsilon_1 = (1 - gamma) epsilon``, ``epsilon_2 = gamma epsilon`` (algorithm 2, lines
-    5-21 of swope2024; design.md 4.6).
+    5-21 of swope2024; docs/methods/dpsis.md).
 
     Parameters
     ----------
@@ -259,8 +259,7 @@ def canonical_lipschitz_topk(rng: np.random.Generator, scores, k: int, epsilon: 
                              sensitivity: float, gamma: float = 0.5, n_draws: int | None = None):
     """Private top-k index set by the canonical Lipschitz mechanism (pure epsilon-DP).
 
-    Shekelyan & Loukides 2022; algorithm 2 and appendix A of swope2024-dp-sis; design.md
-    4.6 (with the class partition described in this module's docstring). O(d log d + d k)
+    Shekelyan & Loukides 2022; algorithm 2 and appendix A of swope2024-dp-sis; docs/methods/dpsis.md (with the class partition described in this module's docstring). O(d log d + d k)
     work per draw.
 
     Parameters
@@ -277,7 +276,7 @@ def canonical_lipschitz_topk(rng: np.random.Generator, scores, k: int, epsilon: 
         Component-wise sensitivity ``Delta_f``: ``|f_j(D) - f_j(D')| <= Delta_f`` for all j
         and all neighbouring D, D'.
     gamma : float
-        Loss parameter in [0, 1] (design.md default 1/2): epsilon_1 = (1-gamma) epsilon
+        Loss parameter in [0, 1] (default 1/2, docs/methods/dpsis.md): epsilon_1 = (1-gamma) epsilon
         weighs the best excluded score, epsilon_2 = gamma epsilon the worst included one.
     n_draws : int, optional
         Number of independent draws; None for a single one.

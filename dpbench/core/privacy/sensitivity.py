@@ -1,7 +1,7 @@
 """Global sensitivities Delta of the scores the mechanisms use, under replace-one neighbours.
 
-Layer 2 (privacy). One place for every sensitivity bound: the ridge score of the exponential
-mechanisms (design.md section 3), the l1-bounded score of Roy & Tewari's code (``mcmc``
+One place for every sensitivity bound: the ridge score of the exponential
+mechanisms (docs/methods/score.md), the l1-bounded score of Roy & Tewari's code (``mcmc``
 with ``score = l1``), the correlation scores of DP-SIS (4.6) and the votes of
 subsample-and-aggregate (4.5).
 """
@@ -72,7 +72,7 @@ def l1_sensitivity(b_x: float, b_y: float, bound: float) -> float:
     ``y_n = b_y`` and ``x_{n,S} = -b_x sign(beta')`` whenever ``||beta'||_1 = B``, and the
     dropped term ``(y'_n - x'_{n,S}^T beta')^2`` is 0 for a row fitted exactly. Unlike the
     ridge score's ``(b_y + b_x r sqrt(s))^2`` it does not grow with s (the l1 ball is the
-    dual of the clipping's l_inf box). It is the same argument as design.md section 3.
+    dual of the clipping's l_inf box). It is the same argument as docs/methods/score.md.
 
     Roy & Tewari's released code uses ``Du = (B * max|x| + max|y|)^2`` with max|y| read
     from the data: that bound is itself a function of the data (not private), whereas here
@@ -106,7 +106,7 @@ def correlation_sensitivity(b_x: float, b_y: float) -> float:
 
     Replacing row n changes ``x_j^T y`` by ``x_{nj} y_n - x'_{nj} y'_n``, at most
     ``2 b_x b_y`` in absolute value when ``|x_ij| <= b_x`` and ``|y_i| <= b_y``; the absolute
-    value is 1-Lipschitz, so ``Delta_f = 2 b_x b_y`` for every j (design.md 4.6; the "1" of
+    value is 1-Lipschitz, so ``Delta_f = 2 b_x b_y`` for every j (docs/methods/dpsis.md; the "1" of
     algorithm 1 of swope2024-dp-sis is the add/remove bound with b_x = b_y = 1).
 
     Parameters
@@ -133,7 +133,7 @@ def vote_sensitivity(s: int, m: int) -> float:
 
     Each of the m disjoint blocks casts 0/1 votes for at most s features; replacing one row
     changes one block's vote vector by at most ``2 s`` in L1 (s votes withdrawn, s cast), and
-    the average divides by m (design.md 4.5; Kifer, Smith & Thakurta 2012).
+    the average divides by m (docs/methods/sampagg.md; Kifer, Smith & Thakurta 2012).
 
     Parameters
     ----------

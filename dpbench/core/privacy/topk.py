@@ -1,6 +1,6 @@
 """Private top-k selection on a score vector: the mechanisms and their exact output laws.
 
-Layer 2 (privacy). Shared by the selectors ``peeling``, ``pnf``, ``laplace-topk``, ``joint``
+Shared by the selectors ``peeling``, ``pnf``, ``laplace-topk``, ``joint``
 and ``dpkendall``. Every mechanism here takes a score vector ``f`` (larger is better) whose
 entries each move by at most ``sensitivity`` between neighbouring data sets
 (``||f(D) - f(D')||_inf <= Delta_f``), and returns k distinct indices.

@@ -1,4 +1,4 @@
-"""The shared score R(S, D) of every exponential-mechanism selector and oracle (layer 2)."""
+"""The shared score R(S, D) of every exponential-mechanism selector and oracle."""
 
 from dpbench.core.score.l1 import solve_l1_blocks
 from dpbench.core.score.ridge import GRAM_LIMIT, RidgeScore, solve_blocks

@@ -1,6 +1,6 @@
 """Epsilon-independent least-squares products X^T y / n and X^T X / n of the gradient-based selectors.
 
-Layer 2 (score). The gradient of L(beta) = ||y - X beta||^2 / (2n) is
+The gradient of L(beta) = ||y - X beta||^2 / (2n) is
 ``(1/n) X^T X beta - (1/n) X^T y``; the iterative selectors (``noisy-iht``, ``fw-lasso``)
 compute these products once per trial in ``prepare`` (issue 26) and keep the p x p Gram matrix
 only while it is small (:data:`GRAM_MAX`; at p = 10 000 it would take 800 MB).

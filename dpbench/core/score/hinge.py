@@ -1,4 +1,4 @@
-"""The hinge-loss score R(S, D) of sparse classification, batched over supports (layer 2).
+"""The hinge-loss score R(S, D) of sparse classification, batched over supports.
 
     R(S, D) = min_{beta in R^s, ||beta||_2 <= r}  (1/n) sum_i max(0, 1 - y_i x_{i,S}^T beta)
                                                    + (Lambda / n) ||beta||_2^2

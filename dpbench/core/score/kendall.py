@@ -1,6 +1,6 @@
 """Kendall's tau between one column and many, in O(p n log n), with ties scored 0.
 
-Layer 2 (score). The feature score of DPKendall (Dick, Gillenwater, Joseph & Medina 2023):
+The feature score of DPKendall (Dick, Gillenwater, Joseph & Medina 2023):
 
     K(a, b) = sum_{i < l} sgn(a_i - a_l) sgn(b_i - b_l),        sgn(0) = 0,
 

@@ -1,6 +1,6 @@
-"""Losses as plugins: the score R(S, D) a trial uses and its sensitivity (layer 2).
+"""Losses as plugins: the score R(S, D) a trial uses and its sensitivity.
 
-A :class:`dpbench.core.contracts.loss.Loss` (the contract, layer 1) declares everything the host needs to run the exponential-mechanism
+A :class:`dpbench.core.contracts.loss.Loss` (the contract) declares everything the host needs to run the exponential-mechanism
 selectors with it (issue 16):
 
 * :meth:`Loss.prepare` -- the declared, data-independent preprocessing (clipping) of a problem;
@@ -38,10 +38,10 @@ DEFAULT_LOSS = "least-squares"
 
 
 class LeastSquares(Loss):
-    """Ridge least squares with an l2 ball (design.md 3): :class:`~dpbench.core.score.RidgeScore`."""
+    """Ridge least squares with an l2 ball (docs/methods/score.md): :class:`~dpbench.core.score.RidgeScore`."""
 
     name = "least-squares"
-    summary = "||y - X_S beta||^2 + Lambda ||beta||^2 over ||beta|| <= r (design.md 3; every selector)"
+    summary = "||y - X_S beta||^2 + Lambda ||beta||^2 over ||beta|| <= r (docs/methods/score.md; every selector)"
     response = "real"
     oracle = "least-squares"
 

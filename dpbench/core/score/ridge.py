@@ -1,4 +1,4 @@
-"""The shared best-subset score R(S, D) (design.md section 3); its sensitivity is in :mod:`dpbench.core.privacy.sensitivity`.
+"""The shared best-subset score R(S, D) (docs/methods/score.md); its sensitivity is in :mod:`dpbench.core.privacy.sensitivity`.
 
     R(S, D) = min_{beta in R^s, ||beta||_2 <= r}  ||y - X_S beta||_2^2 + lam ||beta||_2^2
 
@@ -28,7 +28,7 @@ _XT_BATCH_FACTOR = 64
 
 
 def solve_blocks(G, c, yy, r, *, lam_added=True):
-    """Score many supports from their Gram blocks: the closed form of design.md section 3.
+    """Score many supports from their Gram blocks: the closed form of docs/methods/score.md.
 
     Parameters
     ----------
@@ -351,7 +351,7 @@ class RidgeScore:
 
     Notes
     -----
-    Scoring (design.md section 3) runs in blocks of a few thousand supports laid out
+    Scoring (docs/methods/score.md) runs in blocks of a few thousand supports laid out
     component-major: the s(s+1)/2 lower-triangle entries of each Gram block are gathered by
     flat index from the cached X^T X, factorised by a Cholesky written as O(s^3) numpy
     calls over the block, and ``R = y^T y - ||L^{-1} c||^2`` when ``||G^{-1} c|| <= r``.

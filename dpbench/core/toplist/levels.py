@@ -4,14 +4,14 @@ Not a plugin (no hooks): the one implementation of the epsilon-independent work 
 selectors need for a trial, cached with :meth:`dpbench.bench.trial.Trial.shared` so that running
 both on the same trial does every oracle call and every batched scoring once.
 
-Vocabulary (design.md 4.2, 4.3): ``S1`` is the oracle's optimum (the ``bss`` optimum, cached
+Vocabulary (docs/methods/topr.md, docs/methods/mistakes.md): ``S1`` is the oracle's optimum (the ``bss`` optimum, cached
 by :meth:`dpbench.bench.trial.Trial.optimum`, as for the ``bss`` baseline). Every other support
 lies in exactly one *level* t = |S \\ S1| in 1 .. min(s, p - s); level t has
 C(s, t) C(p - s, t) members. Level 1 (the single swaps) is scored in closed form; the
 minimum R_t of each level t >= 2 comes from one oracle call with the overlap constraint
 |S ∩ S1| = s - t.
 
-The top-R list (design.md 4.2) is the R smallest scores overall, built in
+The top-R list (docs/methods/topr.md) is the R smallest scores overall, built in
 :mod:`dpbench.core.toplist.toplist` (:func:`top_list`, :class:`TopList`) by a
 k-way merge of sorted sources: {S1} and the single swaps (explicit, sorted), and one source
 per level t >= 2 whose elements arrive in increasing order from repeated oracle calls
@@ -351,7 +351,7 @@ def enumerate_level(trial, center, t: int, bound: float = math.inf):
 
 
 def level_minima(trial, solver=None, node_limit=None):
-    """R_t for t = 0 .. min(s, p - s) and whether each is certified (design.md 4.3).
+    """R_t for t = 0 .. min(s, p - s) and whether each is certified (docs/methods/mistakes.md).
 
     R_0 = R(S1); R_1 = the best single swap (closed form); R_t, t >= 2, from
     :func:`level_optimum`.

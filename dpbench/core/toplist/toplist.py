@@ -1,6 +1,6 @@
-"""The exact top-R list of ``topr`` (design.md 4.2): a k-way merge over the swap levels.
+"""The exact top-R list of ``topr`` (docs/methods/topr.md): a k-way merge over the swap levels.
 
-Layer 4. Sources, exactness argument and the threshold enumerations of the large levels are
+Sources, exactness argument and the threshold enumerations of the large levels are
 described in :func:`top_list`; the level machinery (S1, single swaps, level optima, closed-
 form level enumeration) is in :mod:`dpbench.core.toplist.levels`.
 
@@ -105,7 +105,7 @@ class _Stream:
 
 @dataclass
 class TopList:
-    """The exact top-R list of a trial (design.md 4.2) and how it was obtained.
+    """The exact top-R list of a trial (docs/methods/topr.md) and how it was obtained.
 
     Attributes
     ----------

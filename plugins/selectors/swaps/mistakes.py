@@ -1,6 +1,6 @@
 """Selector ``mistakes``: the grouped exponential mechanism (Prastakos, Behdin, Mazumder 2025).
 
-design.md 4.3. Supports are grouped by the number of "mistakes" t = |S \\ S1| relative to the
+docs/methods/mistakes.md. Supports are grouped by the number of "mistakes" t = |S \\ S1| relative to the
 optimum S1 (t = 0 .. min(s, p - s)); group t has C(s, t) C(p - s, t) members and minimum
 score R_t (R_0 = R(S1), R_1 = best single swap in closed form, R_t for t >= 2 from one
 oracle call with |S ∩ S1| = s - t). Draw
@@ -89,7 +89,7 @@ class Mistakes(BatchLogProb, Selector):
     summary = ("grouped exponential mechanism by number of swaps t from the optimum, uniform member of "
                "group t (pure eps-DP under the gap condition R(S2)-R(S1) > 2 Delta, recorded per trial)")
     dp_type = "pure"
-    source = "Prastakos, Behdin, Mazumder, NeurIPS 2025; design.md 4.3"
+    source = "Prastakos, Behdin, Mazumder, NeurIPS 2025; docs/methods/mistakes.md"
     uses_oracle = True
     prepared_type = MistakesPrepared
     prepared_version = 2  # 2: the fields of MistakesPrepared (1: a flat dict)
@@ -182,7 +182,7 @@ class Mistakes(BatchLogProb, Selector):
             if prep.raise_limit is not None:
                 diag["raise_limit"] = dict(prep.raise_limit)
         # The analysis needs S1 to be the same on every neighbour; the gap condition is what
-        # certifies that here, so without it the row carries no guarantee (design.md 4.3).
+        # certifies that here, so without it the row carries no guarantee (docs/methods/mistakes.md).
         return Draws(supports, certified=prep.certified,
                      no_guarantee=None if prep.gap_condition else "gap condition failed", diagnostics=diag)
 

@@ -1,6 +1,6 @@
 """Selector ``mistakes-ptr``: ``mistakes`` behind propose-test-release, (epsilon, delta)-DP on every data set.
 
-design.md 4.3. ``mistakes`` (Prastakos, Behdin, Mazumder 2025) is pure epsilon-DP only when the
+docs/methods/mistakes.md. ``mistakes`` (Prastakos, Behdin, Mazumder 2025) is pure epsilon-DP only when the
 optimum S1 is the same on every neighbouring data set; an exact audit found a privacy loss of
 2.35 epsilon where it flips. Propose-test-release (Dwork & Lei 2009; Thakurta & Smith 2013)
 tests privately that S1 is stable and falls back to the unconditionally private ``topr``
@@ -8,7 +8,7 @@ otherwise.
 
 **Stability distance.** Let R_(1)(D) <= R_(2)(D) be the two smallest scores over all supports
 and g(D) = R_(2) - R_(1) >= 0 the gap (R(S2) - R(S1)). Replacing one row moves every score by
-at most Delta (design.md section 3), hence every order statistic by at most Delta and g by at
+at most Delta (docs/methods/score.md), hence every order statistic by at most Delta and g by at
 most 2 Delta. Define
 
     d(D) = ceil(g / (2 Delta)) - 1          (an integer >= -1; d = -1 iff g = 0, a tie).
@@ -156,7 +156,7 @@ class MistakesPTR(BatchLogProb, Selector):
                "d = ceil(gap/2Delta) - 1), topr fallback; (eps, delta)-DP on every data set")
     dp_type = "approximate"
     source = ("Dwork & Lei 2009; Thakurta & Smith 2013 (propose-test-release); Prastakos, Behdin, "
-                 "Mazumder 2025; design.md 4.3")
+                 "Mazumder 2025; docs/methods/mistakes.md")
     uses_oracle = True
     prepared_type = MistakesPTRPrepared
     params = {

@@ -1,6 +1,6 @@
 """Selector ``topr``: the top-R truncated exponential mechanism (Algorithm 1 of behdin2024).
 
-design.md 4.2. With Ŝ_1 .. Ŝ_R the R supports of smallest score R(S, D) (ties broken by
+docs/methods/topr.md. With Ŝ_1 .. Ŝ_R the R supports of smallest score R(S, D) (ties broken by
 the lexicographic order of the support),
 
     P0(k)     ∝ exp(-epsilon R(Ŝ_k) / (2 Delta))                    k = 1 .. R
@@ -133,7 +133,7 @@ class TopR(BatchLogProb, Selector):
     name = "topr"
     summary = "top-R truncated exponential mechanism (Algorithm 1); exact certified top-R list via the oracle"
     dp_type = "pure"
-    source = "Behdin, Prastakos, Mazumder, ICLR 2024 workshop (Algorithm 1, Theorem 1); design.md 4.2"
+    source = "Behdin, Prastakos, Mazumder, ICLR 2024 workshop (Algorithm 1, Theorem 1); docs/methods/topr.md"
     uses_oracle = True
     prepared_type = TopRPrepared
     prepared_version = 2  # 2: the fields of TopRPrepared (1: a flat dict)
