@@ -32,7 +32,7 @@ LAYERS = [
     ["bench.trial"],
     ["bench.registry", "api"],
     ["bench.datasets", "bench.evaluation"],
-    ["bench.config", "bench.keys", "bench.selection", "bench.signals", "bench.backends", "bench.run",
+    ["bench.config", "bench.keys", "bench.selection", "bench.signals", "bench.backends", "bench.worker", "bench.run",
      "bench.uncertified", "bench.audit", "bench"],
     ["bench.results"],
     ["cli", "testing", "sklearn", "__init__"],

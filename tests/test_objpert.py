@@ -234,7 +234,10 @@ def test_hinge_is_refused():
 from dpbench.cli.main import main  # noqa: E402
 from dpbench.bench.evaluation.estimation import split_rows  # noqa: E402
 from dpbench.bench.results.frame import load_results  # noqa: E402
-from dpbench.bench.run import RunConfig, _canon, make_problem, plan, run_trial  # noqa: E402
+from dpbench.bench.config import RunConfig, make_problem  # noqa: E402
+from dpbench.bench.keys import _canon  # noqa: E402
+from dpbench.bench.run import plan  # noqa: E402
+from dpbench.bench.worker import run_trial  # noqa: E402
 from dpbench.core.seeding import rng_for  # noqa: E402
 from dpbench.bench.registry import PluginInstances
 

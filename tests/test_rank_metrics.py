@@ -172,7 +172,7 @@ def test_numeric_s_passes_through_and_rule_parsing():
 
 def test_log_rule_per_data_set_keeps_numeric_keys():
     from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
-    from dpbench.bench.run import row_key
+    from dpbench.bench.keys import row_key
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "dataset": ["sorlie", "alon"], "s": ["log", 5],
             "standardize": "dpsis", "reference": "sis"}
@@ -210,7 +210,8 @@ def test_log_rule_from_a_toml_config(tmp_path):
 
 def test_rows_carry_rank_metrics_for_ranked_references():
     from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
-    from dpbench.bench.run import plan, run_trial
+    from dpbench.bench.run import plan
+    from dpbench.bench.worker import run_trial
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "dataset": ["sorlie"], "s": [6], "standardize": "dpsis",
             "reference": "sis", "trials": 1, "draws": 200, "epsilon": [5.0, 50.0], "b_x": 1.0, "b_y": 1.0}

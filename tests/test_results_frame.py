@@ -191,7 +191,7 @@ def test_live_progress_names_the_current_setting_and_method():
     from rich.console import Console
 
     from dpbench.cli.progress import RunProgress
-    from dpbench.bench.run import TrialTask
+    from dpbench.bench.worker import TrialTask
 
     con = Console(force_terminal=True, width=160, record=True, file=open("/dev/null", "w"))
     task = TrialTask({"generator": "toeplitz", "n": 200, "rho": 0.7}, 1, [("topr", [1.0])])

@@ -538,7 +538,9 @@ def test_every_block_casts_exactly_s_votes(estimator, alpha):
 
 
 def test_runner_gives_sampagg_unclipped_data(monkeypatch):
-    from dpbench.bench.run import RunConfig, plan, run_trial
+    from dpbench.bench.config import RunConfig
+    from dpbench.bench.run import plan
+    from dpbench.bench.worker import run_trial
     from dpbench_plugins.selectors.exhaustive import Exhaustive
 
     seen = {}
@@ -563,7 +565,9 @@ def test_sampagg_objective_gap_is_measured_on_the_clipped_data_of_the_optimum():
     """sampagg runs on unclipped data, but its objective gap compares its supports' scores with
     the certified optimum of the clipped data, so both must be scored on the clipped data."""
     from dpbench.bench.trial import Trial
-    from dpbench.bench.run import RunConfig, make_problem, plan, run_trial
+    from dpbench.bench.config import RunConfig, make_problem
+    from dpbench.bench.run import plan
+    from dpbench.bench.worker import run_trial
 
     cfg = RunConfig(methods=["sampagg", "bss"], data=[{"generator": "toeplitz", "n": 100, "p": 8, "s": 2}],
                     trials=1, draws=4, solver="enumerate")

@@ -63,7 +63,8 @@ def _add_compare(sub):
 
 def cmd_compare(args) -> int:
     from dpbench.bench.evaluation.metrics import summarize
-    from dpbench.bench.run import execute, plan, row_key
+    from dpbench.bench.keys import row_key
+    from dpbench.bench.run import execute, plan
     from dpbench.bench.results.store import ResultStore
 
     opts = merge_options(args)
