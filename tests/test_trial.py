@@ -45,7 +45,7 @@ def test_privacy_defaults_are_written_once():
         d.b_x, d.b_y, d.r, d.lam, d.sensitivity_bound, d.delta)
     sig = inspect.signature(select).parameters
     assert (sig["b_x"].default, sig["b_y"].default, sig["r"].default, sig["lam"].default,
-            sig["sensitivity"].default, sig["delta"].default) == (d.b_x, d.b_y, d.r, d.lam, d.sensitivity_bound, d.delta)
+            sig["sensitivity_bound"].default, sig["delta"].default) == (d.b_x, d.b_y, d.r, d.lam, d.sensitivity_bound, d.delta)
     est = DPSubsetSelector()
     assert (est.b_x, est.b_y, est.r, est.lam, est.sensitivity_bound) == (d.b_x, d.b_y, d.r, d.lam, d.sensitivity_bound)
     t = Trial(_problem(), instances=PluginInstances())
