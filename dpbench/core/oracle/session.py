@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -33,6 +34,73 @@ from dpbench.core.oracle.limits import (_LIMIT_MESSAGES, FIRST_MASTER_NODES, GER
 RESTRICT_FACTOR = 16
 
 
+@dataclass(frozen=True)
+class OracleOptions:
+    """The options of an outer-approximation session, each written once (the backends' ``OA_PARAMS``
+    expose the user-facing ones as ``--param SOLVER.KEY=VALUE``).
+
+    Every limit is a count, so results never depend on the machine's speed or load; only
+    ``safety_time_limit`` is wall-clock, and a call that reaches it is reported uncertified.
+
+    Parameters
+    ----------
+    screen : bool
+        Safe screening on/off (off: the master runs over all p features).
+    max_cut_mb : float
+        Memory cap (MB) of the global cut pool, the Gram-row cache and the node cuts.
+    master_cuts : int
+        Pool cuts seeded into each master MILP (the strongest at the incumbent).
+    screen_cuts, neighbour_cuts : int
+        Cuts used for screening; cuts added at neighbours of a new incumbent.
+    max_swaps : int
+        Rounds of the swap local search.
+    enum_limit : int
+        Calls with at most this many feasible supports are enumerated exactly.
+    leaf_limit : int
+        Branch-and-bound nodes with at most this many completions are scored exhaustively.
+    node_limit, master_iterations, master_node_limit, gershgorin_nodes, first_master_nodes : int
+        Work limits: branch-and-bound nodes per call, OA master solves per call, MILP nodes of one
+        master solve, nodes of the Schur/Gershgorin search, MILP nodes of the probe master
+        (:mod:`dpbench.core.oracle.limits`).
+    safety_time_limit : float
+        Wall-clock safety net in seconds per call (runaway calls only; status ``time_limit``).
+    gershgorin : bool
+        Schur-complement/Gershgorin ridge bound in the overlap branch and bound.
+    relax_after, relax_cand, relax_bnb, relax_bnb_max, relax_nodes, relax_overlap_nodes, relax_overlap_after
+        When the k-support relaxation runs and how much work it may take (counts).
+    relax_method : {"prox", "pg"}
+        Node relaxation: active-set FISTA with the exact k-support prox, or the former projected gradient.
+    """
+
+    screen: bool = True
+    max_cut_mb: float = 200.0
+    master_cuts: int = 40
+    screen_cuts: int = 16
+    neighbour_cuts: int = 4
+    max_swaps: int = 100
+    enum_limit: int = 1_500_000
+    leaf_limit: int = 20_000
+    node_limit: int = NODE_LIMIT
+    master_iterations: int = MASTER_ITERATIONS
+    master_node_limit: int = MASTER_NODE_LIMIT
+    safety_time_limit: float = SAFETY_TIME_LIMIT
+    gershgorin: bool = True
+    relax_after: int = 1
+    relax_cand: int = 200
+    relax_bnb: int = 1000
+    relax_bnb_max: float = math.inf
+    relax_nodes: int = 2000
+    relax_overlap_nodes: int = 2000
+    relax_overlap_after: int = 300
+    gershgorin_nodes: int = GERSHGORIN_NODES
+    first_master_nodes: int = FIRST_MASTER_NODES
+    relax_method: str = "prox"
+
+    def __post_init__(self):
+        for name in ("node_limit", "master_iterations", "master_node_limit", "gershgorin_nodes", "first_master_nodes"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+
+
 #: Work counts of one "prox" node relaxation (:func:`dpbench.core.oracle.ksupport.ksupport_alpha`).
 PROX_NODE = dict(width=40, rounds=6, iters=200, tol=1e-7)
 
@@ -50,77 +118,44 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         Name used in messages.
     solve_master : callable (MasterMILP, time_limit, gap, node_limit) -> MasterResult
         ``node_limit``: MILP nodes (deterministic); ``time_limit``: the safety net's seconds left.
-    screen : bool
-        Safe screening on/off (off: the master runs over all p features).
-    max_cut_mb : float
-        Memory cap of the global cut pool.
-    master_cuts : int
-        Pool cuts seeded into each master (the strongest at the incumbent).
+    options : OracleOptions, optional
+        The session's options (default: :class:`OracleOptions`()).
+    **overrides
+        Single options replacing those of ``options`` (``enum_limit=0``, ``relax_method="pg"``).
     """
 
     PROX_NODE = PROX_NODE
 
-    def __init__(self, score, s, backend, solve_master, *, screen=True, max_cut_mb=200.0, master_cuts=40,
-                 screen_cuts=16, neighbour_cuts=4, max_swaps=100, enum_limit=1_500_000, leaf_limit=20_000,
-                 node_limit=NODE_LIMIT, master_iterations=MASTER_ITERATIONS,
-                 master_node_limit=MASTER_NODE_LIMIT, safety_time_limit=SAFETY_TIME_LIMIT, gershgorin=True,
-                 relax_after=1, relax_cand=200, relax_bnb=1000, relax_bnb_max=math.inf, relax_nodes=2000,
-                 relax_overlap_nodes=2000, relax_overlap_after=300, gershgorin_nodes=GERSHGORIN_NODES,
-                 first_master_nodes=FIRST_MASTER_NODES, relax_method="prox"):
+    def __init__(self, score, s, backend, solve_master, options: OracleOptions | None = None, **overrides):
         super().__init__(score, s)
         require_positive_lam(score, backend)
+        options = replace(options or OracleOptions(), **overrides)
+        if options.relax_method not in ("pg", "prox"):
+            raise UserInputError(f"relax_method = {options.relax_method!r}: use 'prox' (active-set FISTA, the default) "
+                                 "or 'pg'")
         # Everything but the data, to open the same session over a subset of the columns (_on_columns).
-        self._options = dict(screen=screen, max_cut_mb=max_cut_mb, master_cuts=master_cuts, screen_cuts=screen_cuts,
-                             neighbour_cuts=neighbour_cuts, max_swaps=max_swaps, enum_limit=enum_limit,
-                             leaf_limit=leaf_limit, node_limit=node_limit, master_iterations=master_iterations,
-                             master_node_limit=master_node_limit, safety_time_limit=safety_time_limit,
-                             gershgorin=gershgorin, relax_after=relax_after, relax_cand=relax_cand,
-                             relax_bnb=relax_bnb, relax_bnb_max=relax_bnb_max, relax_nodes=relax_nodes,
-                             relax_overlap_nodes=relax_overlap_nodes, relax_overlap_after=relax_overlap_after,
-                             gershgorin_nodes=gershgorin_nodes, first_master_nodes=first_master_nodes,
-                             relax_method=relax_method)
+        self.options = options
+        # The mixins (NodeBounds, LocalSearch, BranchAndBound) read each option as an attribute.
+        for f in fields(options):
+            setattr(self, f.name, getattr(options, f.name))
         self.backend = backend
         self.solve_master = solve_master
-        self.screen = screen
-        self.master_cuts = master_cuts
-        self.screen_cuts = screen_cuts
-        self.neighbour_cuts = neighbour_cuts
-        self.max_swaps = max_swaps
         self.pool_cap = 8192
-        self.enum_limit = enum_limit
-        self.leaf_limit = leaf_limit
-        self.node_limit = int(node_limit)
-        self.master_iterations = int(master_iterations)
-        self.master_node_limit = int(master_node_limit)
-        self.safety_time_limit = safety_time_limit
         # Cuts built at partial supports F (branch-and-bound nodes), memory-capped.
         self._fcuts: dict[tuple, tuple] = {}
         self._fdiag: dict[tuple, np.ndarray] = {}  # Schur diagonals M_bb of the same F
-        self.gershgorin = gershgorin
         self._tops = None  # gram_row_tops(score, s - 1), computed on first use
         self._tops_in = None  # the universe of _tops as a bool mask (None: all p features)
         self._row_cache: dict[int, np.ndarray] = {}
-        self._row_cap = max(64, int(max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
-        self._fcut_cap = max(16, int(max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
-        self.cuts = _CutPool(score.p, max_cut_mb * 2**20)
+        self._row_cap = max(64, int(self.max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
+        self._fcut_cap = max(16, int(self.max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
+        self.cuts = _CutPool(score.p, self.max_cut_mb * 2**20)
         self.pool: dict[tuple, float] = {}  # evaluated supports -> score (heuristic memory)
         self.calls = 0
         p = score.p
         # Single-feature ridge gain, the cheap start of the swap search.
         self._gain = score.c**2 / (score.col_sq + score.lam)
         self._all = np.arange(p)
-        self.relax_after = relax_after
-        self.relax_cand = relax_cand
-        self.relax_bnb = relax_bnb
-        self.relax_bnb_max = relax_bnb_max
-        self.first_master_nodes = int(first_master_nodes)
-        self.relax_nodes = relax_nodes
-        self.relax_overlap_nodes = relax_overlap_nodes
-        self.relax_overlap_after = relax_overlap_after
-        self.gershgorin_nodes = int(gershgorin_nodes)
-        if relax_method not in ("pg", "prox"):
-            raise UserInputError(f"relax_method = {relax_method!r}: use 'prox' (active-set FISTA, the default) or 'pg'")
-        self.relax_method = relax_method
         self._relax_delay = 0  # nodes a search processes before its first node relaxation
         self._relax_budget = 0  # node relaxations left in the current branch and bound
         self._relax_alphas: list = []  # recent node dual points (warm starts, all valid)
@@ -386,7 +421,7 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         pos = np.full(sc.p, -1, dtype=np.int64)
         pos[keep] = np.arange(keep.size)
         sub = OASession(type(sc)(sc.X[:, keep], sc.y, lam=sc.lam, r=sc.r), self.s, self.backend, self.solve_master,
-                        **self._options)
+                        self.options)
         sub._relax_alphas = list(self._relax_alphas)
         fout = pos[cons.fixed_out]
         exclude = [pos[list(e)] for e in cons.exclude]
