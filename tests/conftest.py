@@ -10,7 +10,7 @@ by several files are in ``tests/helpers/`` (importable as ``helpers``: pytest's 
 
 import pytest
 
-from dpbench.plugin_manager import Entry, registry
+from dpbench.bench.registry import Entry, registry
 
 
 @pytest.fixture

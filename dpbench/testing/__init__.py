@@ -1,6 +1,6 @@
 """Conformance checks for dpbench plugins, and the brute-force references they use.
 
-Layer 8. A plugin author runs these in their own tests, the way scikit-learn's
+A plugin author runs these in their own tests, the way scikit-learn's
 ``check_estimator`` is run on an estimator, either one test per check::
 
     from dpbench.testing import parametrize_with_checks
@@ -21,7 +21,7 @@ wrong. dpbench's own test suite runs them over every registered plugin
 Modules: :mod:`~dpbench.testing.reference` (the brute-force helpers :func:`all_supports`,
 :func:`brute_force_scores`, :func:`exponential_mechanism_log_probs`, :func:`chi_square_gof`,
 which enumerate every support with :mod:`itertools` and score it with a fresh
-:class:`dpbench.score.RidgeScore`, independently of the selectors' and oracles' own code
+:class:`dpbench.core.score.RidgeScore`, independently of the selectors' and oracles' own code
 paths); :mod:`~dpbench.testing.checks` (selectors, solvers, generators);
 :mod:`~dpbench.testing.losses` (losses and the sensitivity they declare);
 :mod:`~dpbench.testing.estimation` (estimation stages); :mod:`~dpbench.testing.audit` (the

@@ -11,7 +11,7 @@ def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: fl
 
     Exact mode when the class gives ``log_prob`` (privacy loss and hockey-stick divergence over
     all C(p, s) supports), Monte-Carlo lower bounds on ε otherwise; each pair is held to the
-    guarantee its rows state (:mod:`dpbench.audit`, docs/auditing.md). Use it in a plugin's own
+    guarantee its rows state (:mod:`dpbench.bench.audit`, docs/auditing.md). Use it in a plugin's own
     tests next to :func:`check_selector`::
 
         def test_my_selector_is_private():
@@ -23,7 +23,7 @@ def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: fl
     cls : type
         The selector class (registered or not).
     quick : bool
-        The small budget (:data:`dpbench.audit.QUICK_BUDGET`) instead of the default one.
+        The small budget (:data:`dpbench.bench.audit.QUICK_BUDGET`) instead of the default one.
     seed : int
         Seed of every pair and draw.
     epsilon, delta : float
@@ -35,7 +35,7 @@ def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: fl
 
     Returns
     -------
-    dpbench.audit.SelectorAudit
+    dpbench.bench.audit.SelectorAudit
         ``finding`` (bool), ``worst`` (the pair and its figures), ``mode``, ``claims``,
         ``reproduce`` (the command line of the worst pair).
 
@@ -46,7 +46,7 @@ def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: fl
     UserInputError
         A refused parameter or audit size.
     """
-    from dpbench.audit import DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, audit_instance
+    from dpbench.bench.audit import DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, audit_instance
 
     _declared("selector", cls)
     return audit_instance(cls(**params), cls.name, AuditSetup(epsilon=epsilon, delta=delta),

@@ -16,10 +16,11 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from dpbench.base import EXPONENTIAL_MECHANISM, Draws, Memo
-from dpbench.plugin_manager import check_plugin_class
-from dpbench.problem import Problem
-from dpbench.results.store import decode_artefact, encode_artefact
+from dpbench.core.contracts.selector import EXPONENTIAL_MECHANISM, Draws
+from dpbench.core.preparation import Memo
+from dpbench.bench.registry import check_plugin_class
+from dpbench.core.problem import Problem
+from dpbench.bench.results.store import decode_artefact, encode_artefact
 from dpbench.testing.reference import (all_supports, brute_force_scores, chi_square_gof,
                                        exponential_mechanism_log_probs, tiny_trial)
 
@@ -68,7 +69,7 @@ def _check_supports(label, S, n_draws, p, s, what="supports"):
 
 def _check_draws(label, d, n_draws, p, s, dp_type):
     if not isinstance(d, Draws):
-        _fail(label, f"draw returned a {type(d).__name__}, expected dpbench.base.Draws")
+        _fail(label, f"draw returned a {type(d).__name__}, expected dpbench.core.contracts.Draws")
     _check_supports(label, d.supports, n_draws, p, s, "Draws.supports")
     if not isinstance(d.certified, (bool, np.bool_)):
         _fail(label, f"Draws.certified is {d.certified!r}, expected a bool")
@@ -133,7 +134,7 @@ def _compare_fingerprints(label, before, after, during):
         if before.get(path) != after.get(path):
             _fail(label, f"{during} mutated `prepared` at {path} (before: {before.get(path, 'absent')}, "
                          f"after: {after.get(path, 'absent')}); prepared is read-only after prepare "
-                         "(per-epsilon caches belong in a dpbench.base.Memo)")
+                         "(per-epsilon caches belong in a dpbench.core.contracts.Memo)")
 
 
 def _draws_difference(a: Draws, b: Draws) -> str | None:
@@ -155,7 +156,7 @@ def _rng(*key) -> np.random.Generator:
 
 
 def check_selector(cls: type, problems=PROBLEMS, **params) -> None:
-    """Check a :class:`dpbench.base.Selector` subclass against the selector contract.
+    """Check a :class:`dpbench.core.contracts.Selector` subclass against the selector contract.
 
     On each tiny problem (``problems``: (n, p, s, seed) tuples; Λ = 1, the ``enumerate``
     oracle, run δ = 1e-6, data clipped unless the class declares ``preprocessing =
@@ -163,13 +164,13 @@ def check_selector(cls: type, problems=PROBLEMS, **params) -> None:
 
     * the class declarations (base class, name, ``dp_type``, ``neighbouring``, ``params``),
       as the plugin registry does;
-    * every :class:`~dpbench.base.Draws` at several ε: supports int64 of shape
+    * every :class:`~dpbench.core.contracts.Draws` at several ε: supports int64 of shape
       (n_draws, s), rows sorted, distinct, in [0, p) (also when uncertified); valid
       ``certified``, ``epsilon_spent``, ``delta`` (0 for pure DP), JSON diagnostics;
     * randomness only from the rng: the same seed gives the same draws, and a fresh
       ``prepare`` (same seed, fresh trial) gives the same draws as one reused across ε;
     * ``prepared`` not mutated by ``draw`` or ``log_prob`` (a digest of every array and
-      value in it, :class:`~dpbench.base.Memo` contents excepted, before and after);
+      value in it, :class:`~dpbench.core.contracts.Memo` contents excepted, before and after);
     * a preparation stored as the results store does (``save_prepared``, the artefact
       encoding, ``load_prepared``, no pickle) gives the same draws and ``log_prob`` as the
       fresh one;
@@ -215,7 +216,7 @@ def check_selector_declarations(cls: type, problems=PROBLEMS, **params) -> None:
 
 
 def check_selector_draws(cls: type, problems=PROBLEMS, **params) -> None:
-    """Every :class:`~dpbench.base.Draws` is valid at each ε and for one draw, and ``draw`` leaves
+    """Every :class:`~dpbench.core.contracts.Draws` is valid at each ε and for one draw, and ``draw`` leaves
     ``prepared`` unchanged (the draw items of :func:`check_selector`).
 
     Raises
@@ -440,7 +441,7 @@ def _rel_close(a, b, tol=1e-6) -> bool:
 
 
 def check_solver(cls: type, problems=((40, 8, 3, 0), (30, 7, 2, 1)), lam: float = 1.0, **params) -> None:
-    """Check a :class:`dpbench.base.Solver` subclass against brute force on tiny problems.
+    """Check a :class:`dpbench.core.contracts.Solver` subclass against brute force on tiny problems.
 
     For each problem (clipped Gaussian design, Λ = ``lam``, r = 1.1) it checks that the
     session's certified answers equal the enumeration of every support: the optimum, the
@@ -454,7 +455,7 @@ def check_solver(cls: type, problems=((40, 8, 3, 0), (30, 7, 2, 1)), lam: float 
     ------
     AssertionError
         Naming the solver, the query and the disagreement.
-    dpbench.errors.SolverLimitError
+    dpbench.core.errors.SolverLimitError
         From ``session`` when the backend is unavailable here (callers may skip).
     """
     _declared("solver", cls)
@@ -523,7 +524,7 @@ def _check_oracle_result(label, query, res, score, p, s):
 
 
 def check_generator(cls: type, **params) -> None:
-    """Check a :class:`dpbench.base.Generator` subclass on one small setting (``**params``).
+    """Check a :class:`dpbench.core.contracts.Generator` subclass on one small setting (``**params``).
 
     Checks: ``X`` float64 of shape (n, p) and ``y`` of shape (n,), finite; n, p, s equal
     to the declared parameters of that name; a true support int64 of shape (s,), sorted,
@@ -541,7 +542,7 @@ def check_generator(cls: type, **params) -> None:
     label = f"generator {cls.name!r} with {params}"
     a, b, c = (gen.generate(np.random.default_rng(seed)) for seed in (11, 11, 12))
     if not isinstance(a, Problem):
-        _fail(label, f"generate returned a {type(a).__name__}, expected dpbench.problem.Problem")
+        _fail(label, f"generate returned a {type(a).__name__}, expected dpbench.core.problem.Problem")
     X, y = a.X, a.y
     if X.ndim != 2 or X.dtype != np.float64 or y.shape != (X.shape[0],):
         _fail(label, f"X has shape {X.shape} and dtype {X.dtype}, y shape {y.shape}; expected float64 (n, p) and (n,)")

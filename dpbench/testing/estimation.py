@@ -3,7 +3,7 @@ selected support, and the constants their guarantee rests on.
 
 An estimation stage releases coefficients on a support the selector chose; the pair is private
 by composition only if each release is private for every fixed support
-(:mod:`dpbench.estimation_contract`). These checks run a stage on the tiny trials of
+(:mod:`dpbench.core.contracts.estimation`). These checks run a stage on the tiny trials of
 :func:`dpbench.testing.tiny_trial` and compare what it returns with the contract and with
 brute-force references.
 """
@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from dpbench.estimation_contract import ESTIMATOR_DP_TYPES, Estimates
+from dpbench.core.contracts.estimation import ESTIMATOR_DP_TYPES, Estimates
 from dpbench.testing.checks import _declared, _fail, _rng
 from dpbench.testing.reference import all_supports, brute_force_scores, tiny_trial
 
@@ -51,9 +51,9 @@ def check_estimator_declarations(cls: type, **params) -> None:
 
 
 def check_estimator_estimates(cls: type, **params) -> None:
-    """What :meth:`~dpbench.estimation_contract.Estimator.estimate` returns on tiny trials.
+    """What :meth:`~dpbench.core.contracts.estimation.PrivateEstimator.estimate` returns on tiny trials.
 
-    An :class:`~dpbench.estimation_contract.Estimates` with ``coef`` float64 of shape (B, s),
+    An :class:`~dpbench.core.contracts.estimation.Estimates` with ``coef`` float64 of shape (B, s),
     finite when certified, within the coefficient ball ``||coef|| <= r`` the score uses;
     ``certified`` a bool; ``epsilon_spent`` None or positive; ``delta`` 0 for a pure stage and in
     [0, 1) otherwise; JSON diagnostics; the same rng seed gives the same coefficients and
@@ -72,7 +72,7 @@ def check_estimator_estimates(cls: type, **params) -> None:
         S = all_supports(p, s)[[0, 1, 0, -1]]  # a repeated support: each row is its own release
         est = cls(**params).estimate(trial, S, ESTIMATE_EPSILON, _rng(seed, 5))
         if not isinstance(est, Estimates):
-            _fail(label, f"estimate returned a {type(est).__name__}, expected dpbench.estimation_contract.Estimates")
+            _fail(label, f"estimate returned a {type(est).__name__}, expected dpbench.core.contracts.estimation.Estimates")
         coef = est.coef
         if not (isinstance(coef, np.ndarray) and coef.shape == S.shape and coef.dtype == np.float64):
             _fail(label, f"coef is {type(coef).__name__} {getattr(coef, 'shape', '')} "
@@ -111,7 +111,7 @@ def check_estimator_objective(cls: type, **params) -> None:
     """``objective`` and ``optimum_value`` agree with the score by brute force.
 
     On each tiny trial, for every support S and its exact minimiser β_S of the ridge score
-    (:meth:`dpbench.score.RidgeScore.solve`), ``objective(S, β_S)`` is
+    (:meth:`dpbench.core.score.RidgeScore.solve`), ``objective(S, β_S)`` is
     ``optimum_value(R(S, D))`` (both are the score in the stage's units), and the objective at
     the private estimates and at β = 0 is never below the optimum of all supports: the utility
     loss it defines is non-negative.

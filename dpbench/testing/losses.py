@@ -1,7 +1,7 @@
 """Conformance checks of loss plugins: the score they define and the sensitivity privacy rests on.
 
 A loss declares Δ, the largest change of its score R(S, D) over every support S when one row
-of the clipped data is replaced (:meth:`dpbench.loss_contract.Loss.sensitivity`). Every
+of the clipped data is replaced (:meth:`dpbench.core.contracts.loss.Loss.sensitivity`). Every
 exponential mechanism of dpbench is calibrated to that number, so a Δ below the truth breaks
 the privacy of every selector run with that loss. :func:`check_loss_sensitivity` computes
 |R(S, D) - R(S, D')| for every support on small data sets and neighbours built to move the score
@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from dpbench.errors import UserInputError
-from dpbench.problem import Problem
+from dpbench.core.errors import UserInputError
+from dpbench.core.problem import Problem
 from dpbench.testing.checks import _declared, _fail, _rng
 from dpbench.testing.reference import all_supports
 
@@ -67,8 +67,8 @@ def check_loss_declarations(cls: type, **params) -> None:
     """The class declarations of a loss and the numbers it declares.
 
     Checks the registry's rules (base class, name, parameters), ``response`` in {"real",
-    "binary"}, a non-empty ``oracle`` name, and that :meth:`~dpbench.loss_contract.Loss.sensitivity`
-    and :meth:`~dpbench.loss_contract.Loss.score_bound` return positive finite floats on the setup
+    "binary"}, a non-empty ``oracle`` name, and that :meth:`~dpbench.core.contracts.loss.Loss.sensitivity`
+    and :meth:`~dpbench.core.contracts.loss.Loss.score_bound` return positive finite floats on the setup
     :data:`LOSS_SETUP`, Δ non-increasing in n (a larger data set is never more sensitive).
 
     Raises
@@ -136,7 +136,7 @@ def check_loss_sensitivity(cls: type, kinds=("tight", "paper"), **params) -> Non
     and each neighbour that replaces one row by a vertex of the box (every sign pattern of
     x and y; labels ±1 for a binary response), every support's |R(S, D) - R(S, D')| must be at
     most ``sensitivity(s, n, b_x, b_y, r, kind)`` for each bound choice in ``kinds`` the loss
-    accepts (a loss that refuses a choice with :class:`~dpbench.errors.UserInputError` or
+    accepts (a loss that refuses a choice with :class:`~dpbench.core.errors.UserInputError` or
     ``ValueError`` is not held to it). Replace-one neighbouring (Dwork & Roth 2014, Definition
     2.4): the exponential mechanism exp(-ε R / (2 Δ)) is ε-DP only if Δ bounds this change
     (McSherry & Talwar 2007, Theorem 6).

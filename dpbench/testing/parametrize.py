@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import functools
 
-from dpbench.base import Generator, Selector, Solver
-from dpbench.estimation_contract import Estimator
-from dpbench.loss_contract import Loss
+from dpbench.core.contracts.data import Generator
+from dpbench.core.contracts.oracle import Solver
+from dpbench.core.contracts.selector import Selector
+from dpbench.core.contracts.estimation import PrivateEstimator
+from dpbench.core.contracts.loss import Loss
 from dpbench.testing.checks import SELECTOR_CHECKS, check_generator, check_solver
 from dpbench.testing.estimation import ESTIMATOR_CHECKS
 from dpbench.testing.losses import LOSS_CHECKS
@@ -17,7 +19,7 @@ CHECKS_BY_CONTRACT = (
     (Solver, (check_solver,)),
     (Generator, (check_generator,)),
     (Loss, LOSS_CHECKS),
-    (Estimator, ESTIMATOR_CHECKS),
+    (PrivateEstimator, ESTIMATOR_CHECKS),
 )
 
 
@@ -50,7 +52,7 @@ def plugin_checks(plugin) -> list:
                 functools.update_wrapper(bound, check)
                 out.append(bound)
             return out
-    raise TypeError(f"{cls!r} subclasses none of Selector, Solver, Generator, Loss, Estimator: no checks apply")
+    raise TypeError(f"{cls!r} subclasses none of Selector, Solver, Generator, Loss, PrivateEstimator: no checks apply")
 
 
 def _plugin_id(cls) -> str:

@@ -1,7 +1,7 @@
 """Brute-force references: every support enumerated and scored independently of the code under test.
 
 The helpers enumerate every support with :mod:`itertools` and score it with a fresh
-:class:`dpbench.score.RidgeScore`, independently of the selectors' and oracles' own code paths;
+:class:`dpbench.core.score.RidgeScore`, independently of the selectors' and oracles' own code paths;
 :func:`tiny_trial` is the small problem every conformance check runs on.
 """
 
@@ -14,10 +14,11 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import chisquare
 
-from dpbench.privacy.sensitivity import sensitivity
-from dpbench.problem import Problem
-from dpbench.score import RidgeScore
-from dpbench.trial import Trial
+from dpbench.core.privacy.sensitivity import sensitivity
+from dpbench.core.problem import Problem
+from dpbench.core.score import RidgeScore
+from dpbench.bench.trial import Trial
+from dpbench.bench.registry import PluginInstances
 
 
 
@@ -34,7 +35,7 @@ def brute_force_scores(trial: Trial) -> tuple[np.ndarray, np.ndarray]:
     -------
     supports : ndarray of shape (C(p, s), s), int64
     scores : ndarray of shape (C(p, s),), float64
-        R(S, D) of design.md 3 on ``trial.problem`` with the trial's Lambda and r.
+        R(S, D) of docs/methods/score.md on ``trial.problem`` with the trial's Lambda and r.
     """
     S = all_supports(trial.p, trial.s)
     return S, RidgeScore(trial.problem.X, trial.problem.y, lam=trial.lam, r=trial.r)(S)
@@ -44,8 +45,8 @@ def exponential_mechanism_log_probs(trial: Trial, epsilon: float) -> tuple[np.nd
     """The exponential mechanism on the shared score, by enumeration of every support.
 
     log P(S) = -ε R(S, D) / (2 Δ) - log Σ_S' exp(-ε R(S', D) / (2 Δ)) (McSherry & Talwar
-    2007; design.md 4.1), with Δ recomputed from the trial's bounds
-    (:func:`dpbench.privacy.sensitivity.sensitivity`).
+    2007; docs/methods/exponential-mechanism.md), with Δ recomputed from the trial's bounds
+    (:func:`dpbench.core.privacy.sensitivity.sensitivity`).
 
     Returns
     -------
@@ -122,4 +123,4 @@ def tiny_trial(n: int = 40, p: int = 6, s: int = 2, seed: int = 0, lam: float = 
     b = 0.5
     problem = tiny_problem(n, p, s, seed)
     return Trial(problem.clipped(b, b) if clip else problem, b_x=b, b_y=b, r=1.1, lam=lam, solver=solver,
-                 delta=delta)
+                 delta=delta, instances=PluginInstances())

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from dpbench.plugin_manager import registry
+from dpbench.bench.registry import registry
 from dpbench.testing import (ESTIMATOR_CHECKS, LOSS_CHECKS, check_estimator_estimates, check_estimator_gradient_range,
                              check_estimator_objective, check_loss_score, check_loss_sensitivity,
                              parametrize_with_checks, plugin_checks)

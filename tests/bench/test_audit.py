@@ -20,16 +20,16 @@ from scipy.stats import binomtest
 from helpers.exact import enumerate_trial, exact_law, max_ratio, neighbour_pairs, toeplitz_problem
 from helpers.exact import hockey_stick as ptr_hockey_stick
 
-from dpbench.audit import QUICK_BUDGET, AuditSetup, Pair, audit_instance
-from dpbench.audit.engine import exact_pair
-from dpbench.audit.laws import clopper_pearson, clopper_pearson_scipy, evaluate_event, hockey_stick, privacy_loss
-from dpbench.audit.pairs import search_pairs
+from dpbench.bench.audit import QUICK_BUDGET, AuditSetup, Pair, audit_instance
+from dpbench.bench.audit.engine import exact_pair
+from dpbench.bench.audit.laws import clopper_pearson, clopper_pearson_scipy, evaluate_event, hockey_stick, privacy_loss
+from dpbench.bench.audit.pairs import search_pairs
 from dpbench.cli.main import main
-from dpbench.plugin_manager import registry
+from dpbench.bench.registry import registry
 from dpbench.testing import all_supports, audit_selector
-from dpbench_plugins.selectors.mistakes import Mistakes
-from dpbench_plugins.selectors.mistakes_ptr import MistakesPTR
-from dpbench_plugins.selectors.topr import TopR
+from dpbench_plugins.selectors.swaps.mistakes import Mistakes
+from dpbench_plugins.selectors.swaps.mistakes_ptr import MistakesPTR
+from dpbench_plugins.selectors.swaps.topr import TopR
 from helpers.paths import THIRDPARTY
 
 BUILTINS = ("exhaustive", "topr", "mistakes", "mistakes-ptr", "dpsis", "sampagg", "mcmc")

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import dpbench
-from dpbench import Draws, Selector, UserInputError
+from dpbench.api import Draws, Selector
+from dpbench import UserInputError
 from dpbench.cli.main import main
 from helpers.cli import TINY, one_error, run, sha256
 
@@ -128,7 +129,7 @@ def test_unknown_loss_lists_the_known_losses(tmp_path, capsys):
 
 
 def test_locked_database_is_waited_for_then_refused(tmp_path, capsys, monkeypatch):
-    import dpbench.results.store as store
+    import dpbench.bench.results.store as store
 
     db = tmp_path / "r.db"
     assert run(capsys, "compare", *SMALL, "--out", str(db))[0] == 0
@@ -358,7 +359,7 @@ def test_plugin_parameter_messages_say_what_is_expected(tmp_path, capsys, param,
 
 def test_integer_parameters_accept_the_documented_1e8(tmp_path, capsys):
     # README and --help: --param exhaustive.limit=1e8 (1e7); int() refused it
-    from dpbench.params import Param
+    from dpbench.core.params import Param
 
     assert Param(5, "x").convert("limit", "1e8") == 10**8
     assert Param(5, "x").convert("limit", "2.0") == 2

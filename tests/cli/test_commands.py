@@ -11,7 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from dpbench import Draws, Problem, Selector, UserInputError
+from dpbench.api import Draws, Problem, Selector
+from dpbench import UserInputError
 from dpbench.cli.main import main
 from helpers.paths import THIRDPARTY
 
@@ -255,7 +256,7 @@ def test_recovery_interval_is_rounded_outwards():
     # 0 exact recoveries in 1000 draws: Wilson upper bound 3.84/1003.84 = 0.0038, which
     # rounding to nearest printed as "0.00 [0.00,0.00]"
     from dpbench.cli.tables import rate_text
-    from dpbench.results.summary import rate_interval
+    from dpbench.bench.results.summary import rate_interval
 
     lo, hi = rate_interval(0, 1000, "wilson")
     assert 0.003 < hi < 0.004

@@ -13,7 +13,7 @@ from rich.console import Console
 import dpbench
 from dpbench.cli.main import main
 from dpbench.cli.tables import print_table, rich_table
-from dpbench.results.summary import display_columns, summary_frame
+from dpbench.bench.results.summary import display_columns, summary_frame
 from helpers.cli import TINY, one_error
 
 

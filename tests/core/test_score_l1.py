@@ -14,9 +14,9 @@ from scipy.optimize import minimize
 
 import dpbench_plugins.selectors.mcmc as mcmc_mod
 from dpbench import UserInputError
-from dpbench.plugin_manager import registry
-from dpbench.privacy.sensitivity import l1_sensitivity
-from dpbench.score.l1 import project_l1_ball, solve_l1_blocks
+from dpbench.bench.registry import registry
+from dpbench.core.privacy.sensitivity import l1_sensitivity
+from dpbench.core.score.l1 import project_l1_ball, solve_l1_blocks
 from helpers.exact import toeplitz_trial
 
 

@@ -5,7 +5,7 @@ from importlib.resources import files
 
 import numpy as np
 
-from dpbench.plugin_manager import registry
+from dpbench.bench.registry import registry
 
 
 def check_shipped_dataset(name: str, shape: tuple, sha: str, provenance_keys: set):

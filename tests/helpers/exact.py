@@ -5,10 +5,12 @@ import math
 
 import numpy as np
 
-from dpbench import Problem, Trial
-from dpbench import toplist as _swaps
+from dpbench.api import Problem
+from dpbench.bench.trial import Trial
+from dpbench.core import toplist as _swaps
 from dpbench.testing import brute_force_scores
 from dpbench_plugins.generators.toeplitz import Toeplitz
+from dpbench.bench.registry import PluginInstances
 
 
 BX, BY, RR = 0.5, 0.5, 1.1
@@ -20,12 +22,12 @@ def toeplitz_problem(n, p, s, seed, snr=5.0):
 
 def toeplitz_trial(n, p, s, lam=1.0, r=RR, seed=0, snr=5.0):
     """The clipped Toeplitz design of seed ``seed`` in a trial with b_x = b_y = 0.5 (default oracle)."""
-    return Trial(toeplitz_problem(n, p, s, seed, snr).clipped(BX, BY), b_x=BX, b_y=BY, r=r, lam=lam)
+    return Trial(toeplitz_problem(n, p, s, seed, snr).clipped(BX, BY), b_x=BX, b_y=BY, r=r, lam=lam, instances=PluginInstances())
 
 
 def enumerate_trial(problem, lam=0.0, b_x=BX, b_y=BY, r=RR, delta=0.0):
     """The trial of ``problem`` clipped to (b_x, b_y), answered by the exact ``enumerate`` oracle."""
-    return Trial(problem.clipped(b_x, b_y), b_x=b_x, b_y=b_y, r=r, lam=lam, solver="enumerate", delta=delta)
+    return Trial(problem.clipped(b_x, b_y), b_x=b_x, b_y=b_y, r=r, lam=lam, solver="enumerate", delta=delta, instances=PluginInstances())
 
 
 def enumerate_all(trial):
@@ -98,7 +100,7 @@ def copies_problem(seed, n=60, p=24, s=4, noise=0.05):
 
 def highs_trial(problem, lam=2.0, **solver_params):
     return Trial(problem.clipped(BX, BY), b_x=BX, b_y=BY, r=RR, lam=lam, solver="highs",
-                 solver_params=solver_params)
+                 solver_params=solver_params, instances=PluginInstances())
 
 
 def exact_top_list(trial, R):

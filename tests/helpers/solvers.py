@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from dpbench.score import RidgeScore
+from dpbench.core.score import RidgeScore
 
 
 def _has_gurobi():

@@ -5,9 +5,10 @@ import sqlite3
 
 import pytest
 
-from dpbench.cli.main import build_run_configs, main
-from dpbench.runner.config import load_config
-from dpbench.cli.main import COMPARE_DEFAULTS
+from dpbench.bench.config import build_run_configs
+from dpbench.cli.main import main
+from dpbench.bench.config import load_config
+from dpbench.bench.config import COMPARE_DEFAULTS
 from helpers.paths import REPO
 
 CONFIGS = sorted((REPO / "configs").glob("*.toml"))

@@ -1,4 +1,4 @@
-"""Selector ``exhaustive`` (design.md 4.1): exact probabilities and exact sampling.
+"""Selector ``exhaustive`` (docs/methods/exponential-mechanism.md): exact probabilities and exact sampling.
 
 The reference distribution is built by brute force, independently of the selector's
 streaming code (:func:`dpbench.testing.exponential_mechanism_log_probs`: every support from
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from dpbench.errors import UserInputError
+from dpbench.core.errors import UserInputError
 from dpbench.testing import chi_square_gof
 from dpbench.testing import exponential_mechanism_log_probs as brute_force_log_probs
 from dpbench_plugins.selectors.exhaustive import Exhaustive

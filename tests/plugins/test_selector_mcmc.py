@@ -21,8 +21,8 @@ from scipy.stats import chisquare
 
 import dpbench_plugins.selectors.mcmc as mcmc_mod
 from dpbench import UserInputError
-from dpbench.supports import iter_supports
-from dpbench.plugin_manager import registry
+from dpbench.core.supports import iter_supports
+from dpbench.bench.registry import registry
 from helpers.exact import toeplitz_trial
 
 TV_TOL = 0.06
@@ -155,7 +155,7 @@ def test_one_step_of_sampler_matches_transition_row():
 def test_incremental_scores_equal_shared_score():
     trial = toeplitz_trial(50, 30, 4, lam=0.0, r=0.4, seed=2)  # mix of active / inactive l2 bound
     rng = np.random.default_rng(5)
-    from dpbench.supports import uniform_supports
+    from dpbench.core.supports import uniform_supports
 
     init = uniform_supports(rng, trial.p, trial.s, 500)
     state = mcmc_mod.ChainState(mcmc_mod.design_transposed(trial), trial.score, init)
@@ -244,7 +244,7 @@ def test_bad_parameters():
 def test_single_chain_scores_match_shared_score():
     """Regression: one chain (a one-row batch) used to get wrong scores because the shared
     solve_blocks overwrote its ``c`` argument in place for one-row blocks."""
-    from dpbench.score import solve_blocks
+    from dpbench.core.score import solve_blocks
 
     trial = toeplitz_trial(80, 40, 3, lam=1.0)
     S = np.array([[0, 1, 2]])

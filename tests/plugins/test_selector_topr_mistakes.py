@@ -1,7 +1,7 @@
 """Exactness tests of ``topr`` and ``mistakes`` against brute-force enumeration.
 
 Every expected value is computed independently of the selectors' code path: all C(p, s)
-supports are scored with the shared score, sorted, and the mechanisms of design.md 4.2 /
+supports are scored with the shared score, sorted, and the mechanisms of docs/methods/topr.md /
 4.3 (eq. 7 of behdin2024 for topr) are evaluated directly. Oracle: ``enumerate`` (exact).
 """
 
@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from dpbench import OracleResult, Problem
-from dpbench.supports import n_supports
-from dpbench.privacy.exponential import em_log_weights, log_normalize
-from dpbench import toplist as _swaps
+from dpbench.api import OracleResult, Problem
+from dpbench.core.supports import n_supports
+from dpbench.core.privacy.exponential import em_log_weights, log_normalize
+from dpbench.core import toplist as _swaps
+from dpbench.core.toplist import levels as _levels
 from dpbench.testing import chi_square_gof
 from dpbench_plugins.selectors.exhaustive import Exhaustive
-from dpbench_plugins.selectors.mistakes import Mistakes
-from dpbench_plugins.selectors.topr import TopR, auto_r, epsilon_prime
+from dpbench_plugins.selectors.swaps.mistakes import Mistakes
+from dpbench_plugins.selectors.swaps.topr import TopR, auto_r, epsilon_prime
 from helpers.exact import (BX, BY, copies_problem, enumerate_all, enumerate_trial, exact_top_list, highs_trial, max_ratio,
                            neighbour_pairs, thresholded_levels_match, toeplitz_problem)
 
@@ -192,7 +193,7 @@ def test_full_R_differs_from_exhaustive_only_at_the_worst_support():
 @pytest.mark.parametrize("epsilon", [0.3, 3.0])
 @pytest.mark.parametrize("level_limit", [0, _swaps.LEVEL_ENUM_LIMIT])
 def test_mistakes_closed_form(seed, n, p, s, lam, epsilon, level_limit, monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", level_limit)  # 0: every R_t from the oracle
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", level_limit)  # 0: every R_t from the oracle
     trial = enumerate_trial(toeplitz_problem(n, p, s, seed), lam=lam)
     sel = Mistakes()
     prep = sel.prepare(trial, None)
@@ -280,7 +281,7 @@ def _instrument(trial, wrap=CountingSession):
 
 
 def test_topr_and_mistakes_share_the_oracle_work(monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = enumerate_trial(toeplitz_problem(400, 12, 3, 5, snr=10))
     calls = _instrument(trial)
     TopR(enum_limit=0).prepare(trial, None)
@@ -313,7 +314,7 @@ class TimeLimitedSession(CountingSession):
 
 
 def test_uncertified_oracle_gives_uncertified_draws(monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = enumerate_trial(toeplitz_problem(60, 9, 3, 0))
     _instrument(trial, TimeLimitedSession)
     for sel in (TopR(enum_limit=0), Mistakes()):
@@ -339,7 +340,7 @@ class WorkLimitedSession(CountingSession):
 def test_work_limited_preparation_says_which_limit_to_raise(monkeypatch):
     """Issue 22: an uncertified preparation names the call, its status and the parameter to raise
     (with the selector's current value and a suggestion ten times larger)."""
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = enumerate_trial(toeplitz_problem(60, 9, 3, 0))
     _instrument(trial, WorkLimitedSession)
     for sel, name in ((TopR(enum_limit=0, node_limit=7), "topr"), (Mistakes(node_limit=7), "mistakes")):
@@ -351,7 +352,7 @@ def test_work_limited_preparation_says_which_limit_to_raise(monkeypatch):
 
 
 def test_time_limited_preparation_names_no_work_limit(monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = enumerate_trial(toeplitz_problem(60, 9, 3, 0))
     _instrument(trial, TimeLimitedSession)
     d = Mistakes().draw(trial, Mistakes().prepare(trial, None), 1.0, 4, np.random.default_rng(0))
@@ -373,7 +374,7 @@ class DeepLevelsTimeLimited(CountingSession):
 
 
 def test_uncertified_deep_levels_do_not_spoil_a_list_their_bounds_certify(monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = enumerate_trial(toeplitz_problem(400, 12, 3, 5, snr=10))
     _instrument(trial, DeepLevelsTimeLimited)
     lst = _swaps.top_list(trial, auto_r(12, 3), enum_limit=0)
@@ -535,8 +536,8 @@ def _three_pairs_problem(seed, n=60, p=11):
 def test_levels_by_roots_match_enumeration(problem, lam, oracle, monkeypatch):
     """With no joint budget every level >= 2 comes from one call per root (overlap_by_roots), or,
     on a near-tie across roots, from the joint call; minima and canonical supports equal brute force."""
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
-    monkeypatch.setattr(_swaps, "LEVEL_JOINT_NODES", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_JOINT_NODES", 0)
     trial = highs_trial(problem, lam, **oracle)
     S, sc = enumerate_all(trial)  # sorted by (score, support): the first member of a level is canonical
     center = S[0]
@@ -563,7 +564,7 @@ def test_levels_by_roots_match_enumeration(problem, lam, oracle, monkeypatch):
 
 def test_overlap_by_roots_uncertified_root_keeps_a_valid_bound():
     """A root stopped by its work limit leaves the level uncertified with the smallest root bound."""
-    from dpbench.oracle.threshold import overlap_by_roots
+    from dpbench.core.oracle.threshold import overlap_by_roots
 
     trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
     S, sc = enumerate_all(trial)
