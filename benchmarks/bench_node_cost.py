@@ -6,7 +6,7 @@ code paths solve the same node (same F, C, m, the same warm dual points, the new
 parent's primal warm start), in alternating order so that a change of the machine's load hits
 both alike. Printed per instance: nodes measured, median / mean seconds of each path, the
 ratio of the medians, and how the bounds compare (both are valid lower bounds whatever their
-accuracy: :mod:`dpbench.oracle.relaxation`).
+accuracy: :mod:`dpbench.core.oracle.relaxation`).
 
     python benchmarks/bench_node_cost.py [--only gravier,khan] [--nodes 200] [--drive prox]
 
@@ -32,8 +32,8 @@ INSTANCES = {
 
 def make_score(setting, lam, seed=3):
     """(RidgeScore, s) of one instance (the data of trial 0 of ``dpbench compare --seed SEED``)."""
-    from dpbench.runner.execute import RunConfig, make_problem
-    from dpbench.score import RidgeScore
+    from dpbench.bench.config import RunConfig, make_problem
+    from dpbench.core.score import RidgeScore
 
     prob = make_problem(RunConfig(methods=[], data=[setting], seed=seed), setting, 0).clipped(0.5, 0.5)
     return RidgeScore(prob.X, prob.y, lam=lam, r=1.1), prob.s
@@ -41,8 +41,8 @@ def make_score(setting, lam, seed=3):
 
 def measure(name, lam, nodes, drive):
     """Run one search of ``nodes`` nodes; return per-node (t_pg, t_prox, b_pg, b_prox) arrays."""
-    from dpbench.oracle import OASession
-    from dpbench.plugin_manager import registry
+    from dpbench.core.oracle import OASession
+    from dpbench.bench.registry import registry
 
     score, s = make_score(INSTANCES[name], lam)
     rows = []
@@ -84,7 +84,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     import os
 
-    from dpbench.oracle import OASession
+    from dpbench.core.oracle import OASession
 
     for kv in filter(None, a.prox.split(",")):
         k, v = kv.split("=")

@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from dpbench.trial import DEFAULT_LAM
+from dpbench.bench.trial import DEFAULT_LAM
 from dpbench.cli.main import main
-from dpbench.supports import iter_supports
-from dpbench.data_io import standardize_arrays
-from dpbench.plugin_manager import registry
-from dpbench.score import RidgeScore
+from dpbench.core.supports import iter_supports
+from dpbench.core.datafiles import standardize_arrays
+from dpbench.bench.registry import registry
+from dpbench.core.score import RidgeScore
 
 
 def test_dataset_with_bss_reference_is_the_exhaustive_mode(tmp_path, capsys):

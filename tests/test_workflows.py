@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from dpbench.cli.main import build_run_configs, main
-from dpbench.runner.config import load_config
-from dpbench.cli.main import COMPARE_DEFAULTS
+from dpbench.bench.config import build_run_configs
+from dpbench.cli.main import main
+from dpbench.bench.config import load_config
+from dpbench.bench.config import COMPARE_DEFAULTS
 
 CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.toml"))
 

@@ -7,8 +7,8 @@ half the time: `dpbench audit` must report it (exit status 1), with no change to
 
 import numpy as np
 
-from dpbench import Draws, Selector, hookimpl
-from dpbench.supports import uniform_supports
+from dpbench.api import Draws, Selector, hookimpl
+from dpbench.core.supports import uniform_supports
 
 
 class RandomSupport(Selector):
