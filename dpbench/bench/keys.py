@@ -63,7 +63,7 @@ def variant_label(method: str, params: dict) -> str:
         Registered selector name.
     params : dict
         The parameters given (command-line strings are converted with the selector's
-        :class:`~dpbench.core.contracts.Param` before comparing with the default).
+        :class:`~dpbench.api.Param` before comparing with the default).
 
     Returns
     -------

@@ -1,5 +1,5 @@
 """The outer-approximation oracle session: constraints, bounds, heuristics, branch and bound
-and the OA master loop composed into one :class:`~dpbench.core.contracts.OracleSession`.
+and the OA master loop composed into one :class:`~dpbench.api.OracleSession`.
 
 Which path a call takes: few feasible supports -> exact enumeration; an overlap constraint
 -> branch and bound (both in dpbench, canonical among ties by construction); otherwise the

@@ -80,7 +80,7 @@ def limit_advice(selector: str, what: str, status: str, message: str, node_limit
     what : str
         The call that stopped, e.g. ``"level 4 minimum"``.
     status, message : str
-        The call's :class:`~dpbench.core.contracts.OracleResult` / ``ThresholdResult`` status and message.
+        The call's :class:`~dpbench.api.OracleResult` / ``ThresholdResult`` status and message.
     node_limit : int or None
         The selector's ``node_limit`` (None: the backend's default applied).
     solver : str or None
@@ -134,7 +134,7 @@ def solver_name(trial, solver) -> str:
 
 
 def optimum(trial, solver=None):
-    """The unconstrained best support S1 of the trial (an :class:`dpbench.core.contracts.OracleResult`).
+    """The unconstrained best support S1 of the trial (an :class:`dpbench.api.OracleResult`).
 
     :meth:`dpbench.bench.trial.Trial.optimum`, shared with the ``bss`` baseline and the runner, so
     whichever selector runs first does the solve.
