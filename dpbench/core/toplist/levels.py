@@ -56,7 +56,7 @@ THRESHOLD_MAX_COUNT = 2_000_000
 #: (63 x 2308, standardised, Lambda = 10) the level minima certify with one call per root
 #: (about 3 000 nodes in all); topr's threshold enumerations of levels 4 and 5 run root by
 #: root (:func:`dpbench.core.toplist.toplist.threshold_by_roots`, this limit per root or per call:
-#: one level-4 root needs 12 575 nodes) and take minutes there (README, "Oracle scale
+#: one level-4 root needs 12 575 nodes) and take minutes there (docs/performance.md, "Oracle scale
 #: targets"). 20 000 bounds the time spent before a trial is reported uncertified (1 000 000
 #: took hours). Raise it per run with --param topr.node_limit=... (and --retry-uncertified to
 #: redo only the uncertified rows).
