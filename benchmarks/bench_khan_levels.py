@@ -27,7 +27,7 @@ seconds are several times the idle figures):
   4.190), so every level must be enumerated below it: level 2 (1 385 nodes) and level 3
   (16 432 nodes) certified; levels 4 and 5 (C(5, t) C(2303, t) ~ 1.2e12 and 5.4e14 members)
   stopped at 20 000 nodes with 278 and 12 members found.
-* ``topr`` now (README, "Oracle scale targets"): **certified**, 2 699 s at load 5-7; R-th
+* ``topr`` now (docs/performance.md, "Oracle scale targets"): **certified**, 2 699 s at load 5-7; R-th
   score 4.27839; levels 2 / 3 / 4 by threshold search per root (6 893 / 4 709 / 941 members,
   1 337 / 29 977 / 32 150 nodes), level 5 by optimum calls (20 members; alone: 21 calls,
   21 174 nodes).

@@ -190,7 +190,7 @@ class CertifyScale(_Certify):
 
 
 #: The microarray data sets asv tracks: all 14 certify within 60 s since the survivors of the
-#: k-support relaxation go to their branch and bound instead of the OA master loop (README,
+#: k-support relaxation go to their branch and bound instead of the OA master loop (docs/performance.md,
 #: "Oracle scale targets"; gravier, the slowest, ~1000 nodes).
 ASV_MICROARRAY = list(MICROARRAY)
 

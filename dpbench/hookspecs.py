@@ -33,7 +33,7 @@ hookimpl = pluggy.HookimplMarker("dpbench")
 
 @hookspec
 def dpbench_selectors():
-    """Return the :class:`dpbench.core.contracts.Selector` subclasses this plugin provides.
+    """Return the :class:`dpbench.api.Selector` subclasses this plugin provides.
 
     Called once per process, when the plugin registry is first built (``dpbench list``,
     ``dpbench compare``, :func:`dpbench.bench.registry.registry`); the classes are
@@ -42,10 +42,10 @@ def dpbench_selectors():
     Returns
     -------
     list of type
-        Classes, not instances. Each must subclass :class:`dpbench.core.contracts.Selector`, have a
+        Classes, not instances. Each must subclass :class:`dpbench.api.Selector`, have a
         non-empty ``name`` unique among all installed selectors, declare ``dp_type`` (one
-        of :data:`dpbench.core.contracts.DP_TYPES`) and ``neighbouring``, and declare ``params`` as
-        a dict of :class:`dpbench.core.contracts.Param`. A class failing these checks is skipped
+        of :data:`dpbench.api.DP_TYPES`) and ``neighbouring``, and declare ``params`` as
+        a dict of :class:`dpbench.api.Param`. A class failing these checks is skipped
         with one warning naming the plugin's distribution; the others still load.
 
     Examples
@@ -73,7 +73,7 @@ def dpbench_selectors():
 
 @hookspec
 def dpbench_generators():
-    """Return the :class:`dpbench.core.contracts.Generator` subclasses (simulation designs) provided.
+    """Return the :class:`dpbench.api.Generator` subclasses (simulation designs) provided.
 
     Called once per process when the registry is built. Each class has a unique
     non-empty ``name`` and declares as ``params`` every quantity its distribution depends
@@ -95,10 +95,10 @@ def dpbench_generators():
 
 @hookspec
 def dpbench_solvers():
-    """Return the :class:`dpbench.core.contracts.Solver` subclasses (best-subset oracles) provided.
+    """Return the :class:`dpbench.api.Solver` subclasses (best-subset oracles) provided.
 
     Called once per process when the registry is built. A backend whose software is not
-    installed should still be returned: its :meth:`~dpbench.core.contracts.Solver.session` raises
+    installed should still be returned: its :meth:`~dpbench.api.Solver.session` raises
     :class:`dpbench.core.errors.SolverLimitError` naming what is missing, so ``dpbench list``
     shows it. See :func:`dpbench.testing.check_solver`.
 
@@ -118,9 +118,9 @@ def dpbench_solvers():
 
 @hookspec
 def dpbench_datasets():
-    """Return the :class:`dpbench.core.contracts.Dataset` subclasses (real data with provenance) provided.
+    """Return the :class:`dpbench.api.Dataset` subclasses (real data with provenance) provided.
 
-    Called once per process when the registry is built; :meth:`~dpbench.core.contracts.Dataset.load`
+    Called once per process when the registry is built; :meth:`~dpbench.api.Dataset.load`
     runs only when a run names the data set, so returning a class must not read its file.
 
     Returns

@@ -3,20 +3,19 @@
 A row's key holds everything that determines it (data setting, trial, selector and its
 parameters, the run options of :func:`method_config`, seed, ε); a preparation's key the same
 without ε, the draws and the reference. Work budgets (:data:`BUDGET_PARAMS`) stay out of row
-keys, so an uncertified row can be re-run with a larger budget in place.
+keys, so an uncertified row can be re-run with a larger budget in place. ``cfg`` is a
+:class:`dpbench.bench.config.RunConfig` throughout (not imported: the configuration builds on
+these keys).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING
 
 from dpbench.bench.registry import registry
 from dpbench.core.score.loss import DEFAULT_LOSS
 
-if TYPE_CHECKING:
-    from dpbench.bench.config import RunConfig
 
 
 def _canon(obj) -> str:
@@ -30,7 +29,7 @@ def setting_label(setting: dict) -> str:
     return setting.get("generator") or setting.get("dataset") or "data"
 
 
-def artefact_key(cfg: RunConfig, setting: dict, trial: int, method: str) -> str:
+def artefact_key(cfg, setting: dict, trial: int, method: str) -> str:
     """Identity of one (trial, selector configuration)'s ε-independent preparation.
 
     Everything :meth:`Selector.prepare` can depend on: the data setting, the trial, the method
@@ -63,7 +62,7 @@ def variant_label(method: str, params: dict) -> str:
         Registered selector name.
     params : dict
         The parameters given (command-line strings are converted with the selector's
-        :class:`~dpbench.core.contracts.Param` before comparing with the default).
+        :class:`~dpbench.api.Param` before comparing with the default).
 
     Returns
     -------
@@ -87,7 +86,7 @@ def variant_label(method: str, params: dict) -> str:
                                     for k, v in shown.items()) + ")"
 
 
-def row_key(cfg: RunConfig, setting: dict, trial: int, method: str, epsilon: float) -> str:
+def row_key(cfg, setting: dict, trial: int, method: str, epsilon: float) -> str:
     """Identity of one stored row: a hash of everything that determines it.
 
     ``method`` is a label of ``cfg.methods``; the hash holds its selector name and its
@@ -113,7 +112,7 @@ def _without_budget(params: dict) -> dict:
     return {k: v for k, v in params.items() if k not in BUDGET_PARAMS}
 
 
-def method_config(cfg: RunConfig, method: str) -> dict:
+def method_config(cfg, method: str) -> dict:
     """The run options that change a method's results (everything but data, trial, seed, epsilon,
     and the work budgets of :data:`BUDGET_PARAMS`).
 

@@ -4,7 +4,7 @@ Every plugin is checked when the registry is built, and a faulty one is skipped 
 warning naming its distribution while the others still load: a module that fails to
 import, a hook name with no specification (pluggy's ``check_pending``: a misspelled
 ``dpbench_selector``), a hook that raises, and each returned class that breaks the contract
-of :mod:`dpbench.core.contracts` (:func:`check_plugin_class`).
+of :mod:`dpbench.api` (:func:`check_plugin_class`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ BASES = {"selector": Selector, "generator": Generator, "solver": Solver, "datase
 
 
 def check_plugin_class(kind: str, obj) -> None:
-    """Check one class a plugin returned for ``kind`` against the contract of :mod:`dpbench.core.contracts`.
+    """Check one class a plugin returned for ``kind`` against its contract (:mod:`dpbench.api`).
 
     Parameters
     ----------
@@ -55,11 +55,11 @@ def check_plugin_class(kind: str, obj) -> None:
     TypeError
         ``obj`` is not a subclass of the kind's base class (:data:`BASES`), is abstract
         (a method of the contract is not implemented), or declares ``params`` that are not
-        a dict of :class:`dpbench.core.contracts.Param`.
+        a dict of :class:`dpbench.api.Param`.
     ValueError
-        Empty ``name``; for a selector, a ``dp_type`` outside :data:`dpbench.core.contracts.DP_TYPES`
+        Empty ``name``; for a selector, a ``dp_type`` outside :data:`dpbench.api.DP_TYPES`
         (including none declared), no ``neighbouring`` relation, or a ``preprocessing``
-        outside :data:`dpbench.core.contracts.PREPROCESSING`; for an estimator, a ``dp_type`` outside
+        outside :data:`dpbench.api.PREPROCESSING`; for an estimator, a ``dp_type`` outside
         :data:`dpbench.core.contracts.estimation.ESTIMATOR_DP_TYPES`, no ``neighbouring`` relation or
         no ``losses`` (a non-empty tuple of loss names, ``("*",)`` for any).
     """
@@ -74,7 +74,7 @@ def check_plugin_class(kind: str, obj) -> None:
         raise ValueError(f"{label} has no name; set the class attribute name = '...'")
     params = getattr(obj, "params", {})
     if not isinstance(params, dict) or not all(isinstance(v, Param) for v in params.values()):
-        raise TypeError(f"{label} ({obj.name!r}): params must be a dict of dpbench.core.contracts.Param")
+        raise TypeError(f"{label} ({obj.name!r}): params must be a dict of dpbench.api.Param")
     if kind in ("selector", "estimator"):
         _check_privacy_declaration(kind, obj, DP_TYPES if kind == "selector" else ESTIMATOR_DP_TYPES)
     if kind == "selector":
@@ -83,7 +83,7 @@ def check_plugin_class(kind: str, obj) -> None:
                              f"set it to one of {', '.join(PREPROCESSING)}")
         diagnostics = getattr(obj, "diagnostics", {})
         if not isinstance(diagnostics, dict) or not all(isinstance(v, Diagnostic) for v in diagnostics.values()):
-            raise TypeError(f"selector {obj.name!r}: diagnostics must be a dict of dpbench.core.contracts.Diagnostic, "
+            raise TypeError(f"selector {obj.name!r}: diagnostics must be a dict of dpbench.api.Diagnostic, "
                             "e.g. {'gap_condition': Diagnostic('count', 'gap')}")
     if kind == "estimator":
         losses = obj.losses

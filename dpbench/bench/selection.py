@@ -2,9 +2,9 @@
 
 :meth:`SelectorRun.prepare` (or :meth:`SelectorRun.load`, a preparation stored by an
 earlier run) does the ε-independent work once; :meth:`SelectorRun.draw` then, per ε, draws
-the private supports, checks them against the contract (:meth:`dpbench.core.contracts.Selector.draw`:
+the private supports, checks them against the contract (:meth:`dpbench.api.Selector.draw`:
 shape ``(n_draws, s)``, distinct indices in ``[0, p)``), sorts each row, and states the
-privacy guarantee that holds for the output (:meth:`dpbench.core.contracts.Draws.guarantee`), withdrawn
+privacy guarantee that holds for the output (:meth:`dpbench.api.Draws.guarantee`), withdrawn
 when the trial's score could not certify a value the mechanism used. What the caller does
 with an exception (the runner records a failed row, :func:`dpbench.select` raises) is its own.
 :func:`run_instances` holds the plugin instances of a run (each built once).
@@ -40,9 +40,9 @@ class Selection:
         The privacy guarantee that holds (``"pure ε=1"``, ``"(ε=1, δ=1e-06)"``, ``"none: ..."``).
     log_prob : float or None
         ``log P(output = reference)`` when a reference support was given and the selector's
-        law is known (:meth:`dpbench.core.contracts.Selector.log_prob`), else None.
+        law is known (:meth:`dpbench.api.Selector.log_prob`), else None.
     draw_seconds : float
-        Wall-clock seconds of :meth:`dpbench.core.contracts.Selector.draw` alone (reported, never used
+        Wall-clock seconds of :meth:`dpbench.api.Selector.draw` alone (reported, never used
         to decide anything).
     evaluation : object
         What the caller's ``evaluate`` returned (:meth:`SelectorRun.draw`), else None.
@@ -91,16 +91,16 @@ class SelectorRun:
 
     @classmethod
     def prepare(cls, selector: Selector, trial, rng: np.random.Generator, name: str | None = None) -> "SelectorRun":
-        """Run :meth:`dpbench.core.contracts.Selector.prepare` once; exceptions propagate."""
+        """Run :meth:`dpbench.api.Selector.prepare` once; exceptions propagate."""
         return cls(selector, trial, selector.prepare(trial, rng), name)
 
     @classmethod
     def load(cls, selector: Selector, trial, state: dict, name: str | None = None) -> "SelectorRun":
-        """Rebuild a stored preparation (:meth:`dpbench.core.contracts.Selector.load_prepared`)."""
+        """Rebuild a stored preparation (:meth:`dpbench.api.Selector.load_prepared`)."""
         return cls(selector, trial, selector.load_prepared(state), name)
 
     def save(self) -> dict | None:
-        """The preparation as plain data (:meth:`dpbench.core.contracts.Selector.save_prepared`), or None."""
+        """The preparation as plain data (:meth:`dpbench.api.Selector.save_prepared`), or None."""
         return self.selector.save_prepared(self.prepared)
 
     def log_prob(self, epsilon: float, support) -> float | None:

@@ -241,7 +241,7 @@ class Trial:
         Returns
         -------
         OracleResult
-            Certified only when ``result.certified`` (see :class:`dpbench.core.contracts.OracleResult`).
+            Certified only when ``result.certified`` (see :class:`dpbench.api.OracleResult`).
         """
         name = solver or self.solver
         return self.shared(("optimum", name), lambda: self.oracle(name).solve())

@@ -39,7 +39,7 @@ class TrialTask:
     """Work for one (data setting, trial): the (method, epsilon) pairs still to run.
 
     ``prepared`` maps a method to its stored ε-independent preparation (see
-    :meth:`dpbench.core.contracts.Selector.save_prepared`), filled by :func:`execute` from the store.
+    :meth:`dpbench.api.Selector.save_prepared`), filled by :func:`execute` from the store.
     """
 
     setting: dict

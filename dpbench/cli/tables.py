@@ -130,7 +130,7 @@ def estimation_columns(sf) -> list[tuple[str, str, str]]:
     return [h for h in ESTIMATION_HEADS if h[0] in sf and sf[h[0]].notna().any()]
 
 
-#: The terminal table's width (README: "It fits in 100 columns") and the guarantee column's least width.
+#: The terminal table's width (docs/user-guide/compare.md: "It fits in 100 columns") and the guarantee column's least width.
 TABLE_WIDTH, GUARANTEE_WIDTH = 100, 13
 
 #: Columns the terminal table leaves out, in this order, when the others and the guarantee do not

@@ -177,7 +177,7 @@ def standardize_arrays(X: np.ndarray, y: np.ndarray | None, mode: str = "none"):
         target are centred with infinity-norm exactly 1 (which DP-SIS's sensitivity bound
         assumes). Centring y does not change ``|x_j^T y|`` once the columns are centred; it
         sets the scale of y (with it, scikit-learn's ``Lasso(alpha=0.1)`` reproduces the R^2
-        of the paper's Table 1 for most data sets; see the README).
+        of the paper's Table 1 for most data sets; see docs/reproductions.md).
 
     Returns
     -------

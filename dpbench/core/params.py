@@ -48,7 +48,7 @@ class Param:
         conv = self.type or (type(self.default) if self.default is not None else _auto)
         if conv is bool:
             conv = _to_bool
-        elif conv is int:  # "1e8" (README: exhaustive.limit=1e8) was refused by int()
+        elif conv is int:  # "1e8" (docs/user-guide/compare.md: exhaustive.limit=1e8) was refused by int()
             conv = to_integer
         try:
             out = conv(value)

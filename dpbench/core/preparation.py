@@ -1,7 +1,7 @@
 """Typed preparations: the per-ε cache a preparation may hold, and storing a dataclass preparation.
 
 Re-exported by :mod:`dpbench.api`. A selector's ``prepare``
-(:class:`dpbench.core.contracts.Selector`) returns a frozen dataclass; the runner passes it unchanged
+(:class:`dpbench.api.Selector`) returns a frozen dataclass; the runner passes it unchanged
 to every ``draw`` and ``log_prob``. Two pieces here make that work without per-plugin code:
 
 * :class:`Memo` / :class:`EpsilonCache` -- the only part of a preparation that may change after

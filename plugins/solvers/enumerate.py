@@ -14,7 +14,7 @@ from dpbench.api import (OracleResult, OracleSession, Param, Solver, ThresholdBy
 
 
 class EnumerationSession(ThresholdByCalls, OracleSession):
-    """Oracle session that scores every support (see :class:`dpbench.core.contracts.OracleSession`)."""
+    """Oracle session that scores every support (see :class:`dpbench.api.OracleSession`)."""
 
     def __init__(self, score, s, limit):
         super().__init__(score, s)

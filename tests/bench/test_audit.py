@@ -254,7 +254,7 @@ def test_plot_of_an_audit(tmp_path, monkeypatch):
 
 
 def test_third_party_selectors_audited_from_their_source(monkeypatch):
-    """The README's `random` example holds its claim; its leaky variant is caught (Monte-Carlo)."""
+    """docs/plugins.md's `random` example holds its claim; its leaky variant is caught (Monte-Carlo)."""
     monkeypatch.syspath_prepend(str(THIRDPARTY))
     monkeypatch.delitem(sys.modules, "dpbench_coinflip.random_example", raising=False)
     from dpbench_coinflip.random_example import LeakyRandom, RandomSupport

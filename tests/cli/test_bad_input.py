@@ -358,7 +358,7 @@ def test_plugin_parameter_messages_say_what_is_expected(tmp_path, capsys, param,
 
 
 def test_integer_parameters_accept_the_documented_1e8(tmp_path, capsys):
-    # README and --help: --param exhaustive.limit=1e8 (1e7); int() refused it
+    # docs/user-guide/compare.md and --help: --param exhaustive.limit=1e8 (1e7); int() refused it
     from dpbench.core.params import Param
 
     assert Param(5, "x").convert("limit", "1e8") == 10**8

@@ -116,7 +116,7 @@ def test_bss_command_on_real_data_and_same_data_as_compare(tmp_path, capsys):
 def test_khan_main_job_completes_with_the_default_reference(tmp_path):
     """Issue 15's first report: the main job on Khan stopped because the ``bss`` reference
     could not be certified. At Λ = 120 the whole job is seconds; the default Λ = 10 reference
-    is checked with ``mcmc`` (topr's top-R list at Λ = 10 takes minutes: README, oracle
+    is checked with ``mcmc`` (topr's top-R list at Λ = 10 takes minutes: docs/performance.md, oracle
     scale targets)."""
     for methods, lam in (("topr,mistakes,mcmc", "120"), ("mcmc", str(DEFAULT_LAM))):
         js = tmp_path / f"{lam}.json"

@@ -1,8 +1,8 @@
 """The audit of one selector: pair search, exact or Monte-Carlo statistics, verdict.
 
 it builds trials and calls selectors through the public contract
-only (:class:`dpbench.core.contracts.Selector`: ``prepare``, ``draw``, ``log_prob``; the guarantee a
-row states, :meth:`dpbench.core.contracts.Draws.guarantee`), so any registered or third-party selector
+only (:class:`dpbench.api.Selector`: ``prepare``, ``draw``, ``log_prob``; the guarantee a
+row states, :meth:`dpbench.api.Draws.guarantee`), so any registered or third-party selector
 is audited the same way.
 
 **What is audited.** On a pair (D, D') each side's draw states a guarantee (``pure ε``,
@@ -276,7 +276,7 @@ class _Auditor:
 def selector_law(sel, trial, prepared, epsilon, supports):
     """``log P(draw returns S)`` for every row of ``supports`` (shape (K, s)), or None without a law.
 
-    Uses the batched ``log_probs`` of a :class:`dpbench.core.contracts.BatchLogProb` selector, else one
+    Uses the batched ``log_probs`` of a :class:`dpbench.api.BatchLogProb` selector, else one
     ``log_prob`` call per support (the public contract only).
     """
     if isinstance(sel, BatchLogProb):

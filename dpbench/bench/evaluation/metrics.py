@@ -145,7 +145,7 @@ def summarize(rows) -> list[dict]:
     """Summary rows per (method, data setting, epsilon, method configuration), split by guarantee.
 
     Each result row carries the guarantee that holds for it (``guarantee``, decided by
-    :meth:`dpbench.core.contracts.Draws.guarantee`). Rows with a guarantee and rows without one are
+    :meth:`dpbench.api.Draws.guarantee`). Rows with a guarantee and rows without one are
     **never averaged together**: each (method, setting, epsilon, configuration) gives one
     summary row over its guaranteed trials (``guaranteed=True``, listed first) and, if any
     trial has none, a second one over those (``guaranteed=False``, label

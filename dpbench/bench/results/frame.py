@@ -129,7 +129,7 @@ def method_label(method: str, params: dict) -> str:
         Registered selector name.
     params : dict
         The parameters given for it (strings from the command line are converted with the
-        selector's declared :class:`~dpbench.core.contracts.Param` before comparing). When the selector
+        selector's declared :class:`~dpbench.api.Param` before comparing). When the selector
         is not installed, every given parameter is shown.
 
     Returns

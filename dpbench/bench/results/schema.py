@@ -36,7 +36,7 @@ Roles
     ``param.<name>``, ``solver_params`` → ``solver.<key>``) and ``diagnostics``
     (``diag.<name>``). Spread fields that the schema does not declare (``rho``,
     ``param.R``...) are identity columns; ``diag.*`` are neither identity nor summarised,
-    except as the selector declares (:attr:`dpbench.core.contracts.Selector.diagnostics`).
+    except as the selector declares (:attr:`dpbench.api.Selector.diagnostics`).
 
 Types
 -----
@@ -58,7 +58,7 @@ ROLES = ("identity", "outcome", "spread")
 #: :func:`dpbench.bench.results.summary.aggregate`): ``"rate"`` pooled over all draws with a
 #: binomial interval (``<name>_lo``/``<name>_hi``); ``"mean_all"`` the mean, NaN unless every
 #: row has a value; and those a selector's diagnostics can use too
-#: (:data:`dpbench.core.contracts.AGGREGATES`): ``"count"`` ``"k/m"`` rows where the value is true,
+#: (:data:`dpbench.api.AGGREGATES`): ``"count"`` ``"k/m"`` rows where the value is true,
 #: ``"mean"``, ``"mean_ci"`` (mean with a bootstrap interval), ``"median"``, ``"max"``.
 AGGREGATES = ("rate", "mean_all", *selector_contract.AGGREGATES)
 

@@ -260,7 +260,7 @@ class ResultStore:
         return len(rows)
 
     def write_artefacts(self, items) -> int:
-        """Store ``(key, method, state)`` preparations (see :meth:`dpbench.core.contracts.Selector.save_prepared`).
+        """Store ``(key, method, state)`` preparations (see :meth:`dpbench.api.Selector.save_prepared`).
 
         Preparations above :data:`ARTEFACT_MAX_BYTES` are skipped; returns the number stored.
         """

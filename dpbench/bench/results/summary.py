@@ -98,7 +98,7 @@ def summary_frame(df, interval: str = "wilson", level: float = LEVEL):
         this method, shared oracle work included where this method did it), ``draw_ms`` (median
         milliseconds per draw), ``trial_prepare_all_s`` (median over trials of the preparation
         of all methods of the trial: the shared work counted once); then ``diag.<name>`` for
-        each diagnostic the group's selector declares (:attr:`dpbench.core.contracts.Selector.diagnostics`,
+        each diagnostic the group's selector declares (:attr:`dpbench.api.Selector.diagnostics`,
         aggregated as declared) and ``diagnostics``, their labelled values as text. Sorted by
         the identity columns; ``attrs["identity"]`` lists them.
     """
@@ -236,7 +236,7 @@ def _numeric(values):
 
 
 def _diagnostics(ok, method, declared: dict, interval: str, level: float) -> dict:
-    """The diagnostics ``method`` declares (:attr:`dpbench.core.contracts.Selector.diagnostics`), aggregated.
+    """The diagnostics ``method`` declares (:attr:`dpbench.api.Selector.diagnostics`), aggregated.
 
     Returns ``{"diag.<name>": value, ...}`` (plus ``_lo``/``_hi`` for ``"mean_ci"``) and
     ``"diagnostics"``: ``"<label> <value>"`` of each, joined by ``"; "`` (None when there is none).

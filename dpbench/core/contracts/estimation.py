@@ -1,7 +1,8 @@
-"""The contract of an estimator plugin: private estimation after selection (hook ``dpbench_estimators``).
+"""The contract of an estimation-stage plugin: private estimation after selection (hook ``dpbench_estimators``).
 
-next to :mod:`dpbench.core.contracts` and :mod:`dpbench.core.contracts.loss`: the plugin
-manager checks registered estimator classes against :class:`PrivateEstimator`. The first built-in,
+Re-exported by :mod:`dpbench.api`: the plugin manager checks registered estimation stages
+against :class:`PrivateEstimator` (the scikit-learn wrapper of a selector, :mod:`dpbench.sklearn`,
+is unrelated). The first built-in,
 objective perturbation (``objpert``), is in ``plugins/estimators/objpert.py``.
 
 An estimator is the second stage of a two-stage private analysis (issue 16, NeurIPS 2025):
@@ -37,7 +38,7 @@ class Estimates:
     ----------
     coef : ndarray of shape (B, s), float64
         ``coef[b]`` are the coefficients of the columns ``supports[b]`` (sorted ascending,
-        the order :class:`dpbench.core.contracts.Draws` uses); the other p - s coefficients are 0.
+        the order :class:`dpbench.api.Draws` uses); the other p - s coefficients are 0.
     certified : bool
         False when the estimator could not establish its guarantee (e.g. a solve that did not
         reach its exact minimiser); such estimates are never reported as private.
@@ -124,7 +125,7 @@ def composed_guarantee(draws: Draws, dp_type: str, epsilon_select: float, estima
                        estimator_dp_type: str, epsilon_estimate: float) -> str:
     """The guarantee of the pair (support, estimate) by basic composition, as a row's string.
 
-    The selection's guarantee is decided by :meth:`dpbench.core.contracts.Draws.guarantee` (the one
+    The selection's guarantee is decided by :meth:`dpbench.api.Draws.guarantee` (the one
     place); the pair has a guarantee only when both stages have one, and then
     ``epsilon = epsilon_1' + epsilon_2'`` (each stage's spent epsilon) and
     ``delta = delta_1 + delta_2`` (Dwork & Roth 2014, Theorem 3.16; adaptive, Theorem B.1).

@@ -1,6 +1,6 @@
 """The contract of a loss plugin (hook ``dpbench_losses``; issue 16).
 
-next to :mod:`dpbench.core.contracts`: the plugin manager checks registered loss
+Re-exported by :mod:`dpbench.api`: the plugin manager checks registered loss
 classes against it. The built-in losses (least squares, hinge) are in
 :mod:`dpbench.core.score.loss`.
 """

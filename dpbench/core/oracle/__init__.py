@@ -21,7 +21,8 @@ Modules (each reads on its own):
   :data:`MASTER_NODE_LIMIT`), the wall-clock safety net (:data:`SAFETY_TIME_LIMIT`),
   :class:`Budget`, canonical ties (:data:`TIE_RTOL`, :func:`tie_bar`, :func:`lexmin`,
   :func:`break_ties`);
-* :mod:`.session` - :class:`OASession`, composing the above, and its :class:`OracleOptions` (one frozen dataclass);
+* :mod:`.options` - :class:`OracleOptions`, every option of a session in one frozen dataclass;
+* :mod:`.session` - :class:`OASession`, composing the above;
 * :mod:`.solver` - :class:`OASolver` (base of the OA backends), :data:`OA_PARAMS`;
 * :mod:`.threshold` - :func:`supports_below_by_calls`, :class:`ThresholdByCalls`,
   :func:`rank_threshold`.
@@ -34,7 +35,8 @@ from dpbench.core.oracle.cuts import MasterMILP, MasterResult, MasterSolver, bui
 from dpbench.core.oracle.heuristics import LocalSearch
 from dpbench.core.oracle.limits import (MASTER_ITERATIONS, MASTER_NODE_LIMIT, NODE_LIMIT, SAFETY_TIME_LIMIT, TIE_RTOL, Budget,
                      break_ties, lexmin, tie_bar)
-from dpbench.core.oracle.session import OASession, OracleOptions
+from dpbench.core.oracle.options import OracleOptions
+from dpbench.core.oracle.session import OASession
 from dpbench.core.oracle.solver import OA_PARAMS, OA_SPLIT, OASolver
 from dpbench.core.oracle.threshold import ThresholdByCalls, rank_threshold, supports_below_by_calls
 

@@ -82,7 +82,7 @@ class _BelowTarget:
 
     Keeps the offered supports with value below the bar ``tau + margin``; with ``rank``,
     tau is lowered to the rank-th smallest of ``known`` and the values found so far (see
-    :meth:`dpbench.core.contracts.OracleSession.supports_below`). ``above`` is the smallest value of
+    :meth:`dpbench.api.OracleSession.supports_below`). ``above`` is the smallest value of
     any offered, non-excluded support that was not kept (part of the bound on the rest).
     """
 
@@ -403,7 +403,7 @@ class BranchAndBound:
                        max_count=2_000_000, rank=None, known_scores=(), node_limit=None):
         """Every feasible support with score <= ``threshold``, by threshold branch and bound.
 
-        The interface and result are those of :meth:`dpbench.core.contracts.OracleSession.supports_below`.
+        The interface and result are those of :meth:`dpbench.api.OracleSession.supports_below`.
         The search is the best-first branch and bound of :meth:`_branch_and_bound` over the
         same subproblems (:func:`roots`) and the same valid node bounds, with the incumbent
         replaced by the threshold: a node is closed when its lower bound exceeds

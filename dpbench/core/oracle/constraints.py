@@ -47,7 +47,7 @@ def check_lam_for_outer_approximation(lam: float, backend: str) -> None:
 
 @dataclass
 class ConstraintSet:
-    """The constraints of one oracle call (see :class:`dpbench.core.contracts.OracleSession`).
+    """The constraints of one oracle call (see :class:`dpbench.api.OracleSession`).
 
     Attributes
     ----------

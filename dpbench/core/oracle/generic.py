@@ -171,7 +171,7 @@ class GenericSession(OracleSession):
 
     def solve(self, *, exclude=(), overlap=None, fixed_in=(), fixed_out=(), time_limit=None, gap_tol=1e-6,
               node_limit=None):
-        """See :meth:`dpbench.core.contracts.OracleSession.solve`; ``time_limit`` is ignored (deterministic).
+        """See :meth:`dpbench.api.OracleSession.solve`; ``time_limit`` is ignored (deterministic).
 
         ``node_limit`` is accepted for the common interface; this session's own ``max_nodes``
         is its work limit."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dpbench.core.contracts.oracle import Solver
 from dpbench.core.params import Param
 from dpbench.core.oracle.constraints import require_positive_lam
-from dpbench.core.oracle.session import OASession, OracleOptions
+from dpbench.core.oracle.options import OracleOptions
+from dpbench.core.oracle.session import OASession
 
 #: Parameters of every outer-approximation backend (``highs``, ``gurobi``, ``pyomo``): the user-facing
 #: :class:`OracleOptions`, with their defaults taken from it.

@@ -2,7 +2,7 @@
 ordering of support lists.
 
 :func:`supports_below_by_calls` is the reference implementation of
-:meth:`dpbench.core.contracts.OracleSession.supports_below`; backends without a direct enumeration
+:meth:`dpbench.api.OracleSession.supports_below`; backends without a direct enumeration
 inherit it through :class:`ThresholdByCalls`. :func:`overlap_by_roots` answers an overlap
 call ``|S ∩ S0| = k`` with one unconstrained call per kept subset of S0.
 """
@@ -107,7 +107,7 @@ def supports_below_by_calls(session, threshold: float, *, overlap=None, exclude=
 
 
 class ThresholdByCalls:
-    """Mixin giving an :class:`~dpbench.core.contracts.OracleSession` the call-based ``supports_below``.
+    """Mixin giving an :class:`~dpbench.api.OracleSession` the call-based ``supports_below``.
 
     Put it before ``OracleSession`` in the bases of a backend session that has no direct
     enumeration of the supports below a threshold.
@@ -120,7 +120,7 @@ class ThresholdByCalls:
     def supports_below(self, threshold: float, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(),
                        time_limit: float | None = None, max_count: int = 2_000_000, rank: int | None = None,
                        known_scores=(), node_limit: int | None = None) -> ThresholdResult:
-        """See :meth:`dpbench.core.contracts.OracleSession.supports_below`; answered by :func:`supports_below_by_calls`."""
+        """See :meth:`dpbench.api.OracleSession.supports_below`; answered by :func:`supports_below_by_calls`."""
         return supports_below_by_calls(self, threshold, overlap=overlap, exclude=exclude, fixed_in=fixed_in,
                                        fixed_out=fixed_out, time_limit=time_limit, max_count=max_count,
                                        rank=rank, known_scores=known_scores, node_limit=node_limit)

@@ -56,7 +56,7 @@ THRESHOLD_MAX_COUNT = 2_000_000
 #: (63 x 2308, standardised, Lambda = 10) the level minima certify with one call per root
 #: (about 3 000 nodes in all); topr's threshold enumerations of levels 4 and 5 run root by
 #: root (:func:`dpbench.core.toplist.toplist.threshold_by_roots`, this limit per root or per call:
-#: one level-4 root needs 12 575 nodes) and take minutes there (README, "Oracle scale
+#: one level-4 root needs 12 575 nodes) and take minutes there (docs/performance.md, "Oracle scale
 #: targets"). 20 000 bounds the time spent before a trial is reported uncertified (1 000 000
 #: took hours). Raise it per run with --param topr.node_limit=... (and --retry-uncertified to
 #: redo only the uncertified rows).
@@ -80,7 +80,7 @@ def limit_advice(selector: str, what: str, status: str, message: str, node_limit
     what : str
         The call that stopped, e.g. ``"level 4 minimum"``.
     status, message : str
-        The call's :class:`~dpbench.core.contracts.OracleResult` / ``ThresholdResult`` status and message.
+        The call's :class:`~dpbench.api.OracleResult` / ``ThresholdResult`` status and message.
     node_limit : int or None
         The selector's ``node_limit`` (None: the backend's default applied).
     solver : str or None
@@ -134,7 +134,7 @@ def solver_name(trial, solver) -> str:
 
 
 def optimum(trial, solver=None):
-    """The unconstrained best support S1 of the trial (an :class:`dpbench.core.contracts.OracleResult`).
+    """The unconstrained best support S1 of the trial (an :class:`dpbench.api.OracleResult`).
 
     :meth:`dpbench.bench.trial.Trial.optimum`, shared with the ``bss`` baseline and the runner, so
     whichever selector runs first does the solve.

@@ -153,7 +153,7 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     level_search : {"threshold", "calls"}
         How a level too large for closed-form enumeration yields its members beyond the
         optimum: ``"threshold"`` (default) asks the session once for all its members below
-        the tightening bound on the R-th score (:meth:`dpbench.core.contracts.OracleSession.supports_below`
+        the tightening bound on the R-th score (:meth:`dpbench.api.OracleSession.supports_below`
         with ``rank = R``); ``"calls"`` pulls them one oracle call (no-good cuts) at a time.
     max_count : int
         Passed to ``supports_below``: more supports held than this leaves the list
@@ -466,7 +466,7 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
 
     The level is the disjoint union of its C(s, s - t) roots (kept subset K of ``center``
     fixed in, ``center \\ K`` fixed out, t features from the rest). Each root is one
-    :meth:`~dpbench.core.contracts.OracleSession.supports_below` call with its own ``node_limit``;
+    :meth:`~dpbench.api.OracleSession.supports_below` call with its own ``node_limit``;
     tau starts at ``threshold`` and, with ``rank``, falls with the R-th smallest of
     ``known_scores`` and the members found in this and the earlier roots (distinct supports
     outside the root being enumerated, so the rank bound stays valid).
@@ -481,7 +481,7 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
     exclude : sequence of supports
         Members not to return (already taken); each lies in exactly one root.
     rank, known_scores, node_limit, max_count
-        As for :meth:`~dpbench.core.contracts.OracleSession.supports_below` (``max_count``: over all roots).
+        As for :meth:`~dpbench.api.OracleSession.supports_below` (``max_count``: over all roots).
     few_by_calls : int
         When > 0, each root's threshold search first gets at most :data:`ROOT_FIRST_NODES`
         nodes; a root it leaves uncertified with at most ``few_by_calls`` members found is

@@ -48,7 +48,7 @@ to both branches. On the NeurIPS 2025 design (configs/neurips2025.toml, epsilon 
 7-23 at n = 3000-8000, so the test cannot pass with any useful split and the mechanism is
 essentially ``topr`` at epsilon_2: the closed-form probability of exact recovery (3 trials per n)
 was 0.011 / 0.81 / 1.00 at n = 3000 / 4000 / 5000 for a split of 0.1, against 0.001 / 0.05 / 0.84
-for 0.3 and 0.000 / 0.001 / 0.02 for 0.5 (README). A small split keeps the fallback almost
+for 0.3 and 0.000 / 0.001 / 0.02 for 0.5 (docs/methods/mistakes.md). A small split keeps the fallback almost
 as strong as ``topr`` with the whole budget, and still lets ``mistakes`` run on clearly stable
 data (d > 131 at epsilon = 1, delta = 1e-6, or at larger epsilon). Raise it when d is large
 relative to log(1/(2 delta)) / epsilon.
