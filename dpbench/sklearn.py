@@ -145,7 +145,7 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
         Number of features to keep.
     epsilon : float
         Privacy parameter.
-    b_x, b_y, r, lam, sensitivity_bound, solver
+    b_x, b_y, r, lam, sensitivity_bound, delta, solver
         As in :func:`select`.
     params : dict, optional
         The selector's own parameters.
@@ -161,8 +161,8 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
     """
 
     def __init__(self, method="exhaustive", s=1, epsilon=1.0, b_x=_SETUP.b_x, b_y=_SETUP.b_y, r=_SETUP.r,
-                 lam=_SETUP.lam, sensitivity_bound=_SETUP.sensitivity_bound, solver=DEFAULT_SOLVER, params=None,
-                 random_state=None):
+                 lam=_SETUP.lam, sensitivity_bound=_SETUP.sensitivity_bound, delta=_SETUP.delta, solver=DEFAULT_SOLVER,
+                 params=None, random_state=None):
         self.method = method
         self.s = s
         self.epsilon = epsilon
@@ -171,6 +171,7 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
         self.r = r
         self.lam = lam
         self.sensitivity_bound = sensitivity_bound
+        self.delta = delta
         self.solver = solver
         self.params = params
         self.random_state = random_state
@@ -180,7 +181,8 @@ class DPSubsetSelector(SelectorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
         self.result_ = select(self.method, X, y, s=self.s, epsilon=self.epsilon, random_state=self.random_state,
                               b_x=self.b_x, b_y=self.b_y, r=self.r, lam=self.lam,
-                              sensitivity_bound=self.sensitivity_bound, solver=self.solver, **(self.params or {}))
+                              sensitivity_bound=self.sensitivity_bound, delta=self.delta, solver=self.solver,
+                              **(self.params or {}))
         self.support_ = self.result_.support
         return self
 

@@ -103,7 +103,7 @@ def worst_text(a) -> str:
         return "–"
     if a.mode == "exact":
         return f"loss {_fmt(w.loss / a.epsilon)}·ε, hockey-stick {_fmt(w.hockey_stick)}"
-    return f"ε ≥ {_fmt(w.epsilon_lb)} ({a.confidence:.0%}, N = {a.draws} per side)"
+    return f"ε ≥ {_fmt(max(0.0, w.epsilon_lb))} ({a.confidence:.0%}, N = {a.draws} per side)"
 
 
 def audit_table(audits) -> Table:

@@ -1,4 +1,4 @@
-"""The ``dpbench`` command line: compare, list, export, report, bss, plot.
+"""The ``dpbench`` command line: compare, list, export, report, bss, plot, audit.
 
 User errors (bad input, unknown names) print one line and exit with status 2; nothing
 already computed is lost because every finished trial is already in the database.

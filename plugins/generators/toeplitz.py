@@ -35,7 +35,7 @@ class Toeplitz(Generator):
     """Toeplitz-correlated Gaussian design with a spread-out support (docs/reproductions.md)."""
 
     name = "toeplitz"
-    summary = "rows N(0, rho^|i-j|), beta* = 1/sqrt(s) on indices 1,3,..,2s-1, exact SNR (NeurIPS 2025 design)"
+    summary = "rows N(0, rho^|i-j|), beta* = 1/sqrt(s) on 0-based indices 0,2,..,2s-2 (first = 0), exact SNR (NeurIPS 2025 design)"
     params = {
         "n": Param(200, "number of rows", int),
         "p": Param(20, "number of features", int),

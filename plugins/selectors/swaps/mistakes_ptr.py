@@ -111,7 +111,7 @@ def ptr_threshold(epsilon1: float, delta: float) -> float:
         Unless 0 < delta < 1/2.
     """
     if not 0 < delta < 0.5:
-        raise UserInputError(f"mistakes-ptr needs a run delta in (0, 1/2), got {delta}; give e.g. --delta 1e-6")
+        raise UserInputError(f"mistakes-ptr needs a run delta in (0, 1/2), got {delta}; give e.g. --delta 1e-6 (delta=1e-6 in Python)")
     return math.log(1.0 / (2.0 * delta)) / epsilon1
 
 
