@@ -75,7 +75,7 @@ Proof sketch
 (11) Pointwise p_D <= exp(eps_b + eps_J) p_D' in the interior and, integrand by integrand,
     q_D <= exp(eps_2) q_D' on the sphere; hence P_D(O) <= exp(eps_2) P_D'(O) for every event O. QED.
 
-tests/test_objpert.py audits (7)-(11) exactly: the closed-form law for s = 1 against samples,
+tests/plugins/test_estimator_objpert.py audits (7)-(11) exactly: the closed-form law for s = 1 against samples,
 the density ratio of neighbouring data sets against exp(eps_2), and the Gamma / uniform law of b.
 
 Where this differs from the authors' code (``bss_neurips.py``), and why

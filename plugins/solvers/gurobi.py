@@ -66,7 +66,7 @@ def _optimize(model, what):
 
 #: Settings tried in turn, on the same model, when the MISOCP ends NUMERIC or SUBOPTIMAL.
 #: Which tiny ill-conditioned problems end so depends on the CPU's code path: on an AMD EPYC
-#: host 10 of the 18 seeded test solves (tests/test_solvers.py) ended NUMERIC with the settings
+#: host 10 of the 18 seeded test solves (tests/plugins/test_solvers.py) ended NUMERIC with the settings
 #: above, and each of these alone brought that to 0 (Presolve = 0: presolve's reformulation
 #: of the cones is what loses the accuracy; ScaleFlag = 0 and the outer-approximation method
 #: are independent second and third tries). A fixed ladder keeps the result deterministic.

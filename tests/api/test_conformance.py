@@ -339,9 +339,9 @@ class _BadDiagnostics(Good):
     (int, r"is not a subclass of dpbench.core.contracts.Selector"),
     (_Abstract, r"does not implement draw"),
     (_NoName, r"has no name"),
-    (_BadParams, r"params must be a dict of dpbench.core.contracts.Param"),
+    (_BadParams, r"params must be a dict of dpbench.api.Param"),
     (_NoNeighbours, r"declares no neighbouring relation"),
-    (_BadDiagnostics, r"diagnostics must be a dict of dpbench.core.contracts.Diagnostic"),
+    (_BadDiagnostics, r"diagnostics must be a dict of dpbench.api.Diagnostic"),
 ], ids=["not-a-selector", "abstract", "no-name", "bad-params", "no-neighbouring", "bad-diagnostics"])
 def test_registration_skips_a_broken_class_with_one_warning(obj, message):
     @hookimpl
