@@ -385,9 +385,22 @@ class BranchAndBound:
 
         sc = self.score
         a = sc.X.T @ alpha
+        if self._compiled_bounds():
+            from .kernels import dual_bounds_1
+
+            C = np.asarray(C, dtype=np.int64)
+            b, per, _ = dual_bounds_1(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
+                                      np.asarray(F, dtype=np.int64), np.array([0, C.size], dtype=np.int64), C,
+                                      np.array([m], dtype=np.int64), True)
+            return float(b), per
         b, per = dual_bounds(a[None], float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, [(C, m)],
                              per_feature=True)
         return float(b[0]), per[0]
+
+    def _compiled_bounds(self):
+        """Whether node bounds use the compiled kernels (:mod:`~dpbench.oracle.kernels`): with the
+        "prox" node relaxation unless its work counts say ``compiled=False`` (the numpy reference)."""
+        return getattr(self, "relax_method", None) == "prox" and getattr(self, "PROX_NODE", {}).get("compiled", True)
 
     def _dual_children(self, alpha, F, C, m):
         """:func:`~dpbench.oracle.relaxation.child_bounds` of the node at the dual point alpha."""
@@ -396,6 +409,11 @@ class BranchAndBound:
         sc = self.score
         last = getattr(self, "_relax_a", None)
         a = last[1] if last is not None and last[0] is alpha else sc.X.T @ alpha
+        if self._compiled_bounds():
+            from . import kernels
+
+            return kernels.child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
+                                        np.asarray(F, dtype=np.int64), np.asarray(C, dtype=np.int64), int(m))
         return child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, C, m)
 
     # ------------------------------------------------------------- threshold enumeration
