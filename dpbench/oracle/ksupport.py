@@ -406,7 +406,10 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     beta = np.zeros(W.size)
     for _ in range(rounds):
         W = np.flatnonzero(inW)
-        G = score.gram(W, W)
+        XW = score.X[:, W]
+        # X_W^T X_W as one symmetric rank-k product (numpy's syrk for a matrix times its own
+        # transpose): in "columns" mode ~3x cheaper than score.gram's two gathers and general product
+        G = score.gram(W, W) if score.gram_mode == "full" else XW.T @ XW
         c = score.c[W]
         beta = beta_full[W]
         fpos = np.flatnonzero(is_fixed[W])
@@ -423,7 +426,7 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         else:
             beta, mu = _solve_w_numpy(G, c, score.yy, lam, r, mu, fpos, gw, groups, beta, iters, chunk, tol)
         beta_full[W] = beta
-        alpha = score.y - score.X[:, W] @ beta
+        alpha = score.y - XW @ beta
         alphas = [alpha]
         grow = np.zeros(p, dtype=bool)
         a2all = a_sign = None
