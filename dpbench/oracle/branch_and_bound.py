@@ -369,12 +369,20 @@ class BranchAndBound:
                 b_ = bar()
                 if not np.isfinite(b_) or (np.maximum(child_a, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
                     Cs, child = Ca, child_a
-            for i in range(child.size):
-                b = max(lb, float(child[i]))
-                if not open_(b):
-                    pruned = min(pruned, b)
-                    break  # child bounds are nondecreasing in i
-                heapq.heappush(heap, (b, next(tick), np.sort(np.append(F, Cs[i])), Cs, i + 1, m - 1, dual))
+            # Child bounds are nondecreasing in i: the children before the first closed one are
+            # pushed (their supports F + Cs[i] built in one array: no per-child numpy calls).
+            b_all = np.fmax(lb, child)  # fmax: a NaN child bound falls back to lb, as max(lb, nan) did
+            closed = ~(b_all < bar())
+            k = int(np.argmax(closed)) if closed.any() else child.size
+            if k < child.size:
+                pruned = min(pruned, float(b_all[k]))
+            if k:
+                Fk = np.empty((k, F.size + 1), dtype=np.int64)
+                Fk[:, :F.size] = F
+                Fk[:, F.size] = Cs[:k]
+                Fk.sort(axis=1)
+                for i in range(k):
+                    heapq.heappush(heap, (float(b_all[i]), next(tick), Fk[i], Cs, i + 1, m - 1, dual))
         return min(heap[0][0] if heap else np.inf, pruned), "done", nodes
 
     def _dual_node(self, alpha, F, C, m):
