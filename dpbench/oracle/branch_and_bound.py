@@ -22,6 +22,17 @@ from .limits import _LIMIT_MESSAGES, Budget, tie_bar
 _CHUNK = 200_000
 
 
+def _one_blas_thread():
+    """A search runs with one BLAS thread: its products are small (a node's Gram rows, a leaf's
+    Gram block X_C^T X_C, |C| <= 200), and on the shared 2-core machine the thread hand-offs of a
+    multithreaded BLAS cost more than the arithmetic (measured: X_C^T X_C at n = 77, |C| = 200
+    took 34 ms with two threads under load, 1.7 ms with one). Node relaxations already ran so
+    (:func:`dpbench.oracle.relaxation._one_blas_thread`)."""
+    from .relaxation import _one_blas_thread as one
+
+    return one()
+
+
 class _BestTarget:
     """Branch-and-bound target of an optimum call: the canonical optimum (see :data:`TIE_RTOL`).
 
@@ -184,7 +195,8 @@ class BranchAndBound:
             optimum, "optimal" / "infeasible" / "work_limit" / "time_limit", and nodes processed.
         """
         target = _BestTarget(S_inc, ub, gap_tol, cons.exclude)
-        rest, status, nodes = self._bnb_search(cons, target, budget, leaf_limit)
+        with _one_blas_thread():  # small products: see _one_blas_thread
+            rest, status, nodes = self._bnb_search(cons, target, budget, leaf_limit)
         if status in ("work_limit", "time_limit"):
             return target.S, target.ub, min(rest, target.ub), status, nodes
         if target.S is None:
@@ -466,7 +478,8 @@ class BranchAndBound:
         leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
         self._relax_budget = self.relax_overlap_nodes if count > self.enum_limit else 0  # relaxation hook
         self._relax_delay = self.relax_overlap_after
-        rest, status, nodes = self._bnb_search(cons, target, budget, leaf)
+        with _one_blas_thread():  # small products: see _one_blas_thread
+            rest, status, nodes = self._bnb_search(cons, target, budget, leaf)
         self._relax_budget = 0
         S, v = target.result()
         sc = (np.concatenate([self.score(S[a:a + _CHUNK]) for a in range(0, len(S), _CHUNK)]) if len(S)
