@@ -40,6 +40,7 @@ import types
 from pathlib import Path
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 N, P, S, LAM, B, R_BOUND, EPS, DRAWS = 400, 200, 5, 120.0, 0.5, 1.1, 1.0, 100
 TARGET_SPEEDUP = 100.0
@@ -81,8 +82,8 @@ def load_authors(repo):
 
 def make_data(seed):
     """Unclipped (X, y) of the toeplitz design with the authors' support (first = 1)."""
-    from dpbench.plugin_manager import registry
-    from dpbench.seeding import rng_for
+    from dpbench.bench.registry import registry
+    from dpbench.core.seeding import rng_for
 
     gen = registry().generator("toeplitz")(n=N, p=P, s=S, rho=0.1, snr=5.0, first=1)
     prob = gen.generate(rng_for(seed, "bench_authors"))
@@ -91,12 +92,12 @@ def make_data(seed):
 
 def run_dpbench(prob, seed):
     """(seconds, certified) of one fresh topr + mistakes trial, prepare + 100 draws each."""
-    from dpbench import Trial
-    from dpbench.plugin_manager import registry
-    from dpbench.trial import PrivacySetup
+    from dpbench.bench.trial import Trial
+    from dpbench.bench.registry import registry
+    from dpbench.bench.trial import PrivacySetup
 
     t = time.perf_counter()
-    trial = Trial.from_problem(prob, PrivacySetup(b_x=B, b_y=B, r=R_BOUND, lam=LAM), solver="highs")
+    trial = Trial.from_problem(prob, PrivacySetup(b_x=B, b_y=B, r=R_BOUND, lam=LAM), solver="highs", instances=PluginInstances())
     cert = True
     for method in ("topr", "mistakes"):
         sel = registry().selector(method)()

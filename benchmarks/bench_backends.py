@@ -3,7 +3,7 @@
 ``CertifiedOptimum.time_certified(backend, p)``: build the shared score, open an oracle
 session of ``backend`` and solve to a certified optimum (status ``"optimal"``; anything
 else fails the benchmark). Data generation is outside the timing. Data: the NeurIPS 2025
-design (design.md section 8: toeplitz, rho = 0.1, SNR = 5, s = 5, b_x = b_y = 0.5,
+design (docs/reproductions.md: toeplitz, rho = 0.1, SNR = 5, s = 5, b_x = b_y = 0.5,
 r = 1.1, Lambda = 120) at
 
 =========  =====  ======================================================
@@ -39,8 +39,8 @@ S, LAM, R_BOUND, B = 5, 120.0, 1.1, 0.5
 
 def make_problem(p: int, seed: int = 0):
     """Clipped paper-design problem with p features (n from :data:`SIZES`)."""
-    from dpbench.plugin_manager import registry
-    from dpbench.seeding import rng_for
+    from dpbench.bench.registry import registry
+    from dpbench.core.seeding import rng_for
 
     gen = registry().generator("toeplitz")(n=SIZES[p], p=p, s=S, rho=0.1, snr=5.0)
     return gen.generate(rng_for(seed, "bench_backends", p)).clipped(B, B)
@@ -48,8 +48,8 @@ def make_problem(p: int, seed: int = 0):
 
 def certified_optimum(backend: str, problem):
     """Score set-up + oracle session + one unconstrained solve; raises unless certified optimal."""
-    from dpbench.plugin_manager import registry
-    from dpbench.score import RidgeScore
+    from dpbench.bench.registry import registry
+    from dpbench.core.score import RidgeScore
 
     score = RidgeScore(problem.X, problem.y, lam=LAM, r=R_BOUND)
     res = registry().solver(backend)().session(score, S).solve()
@@ -62,8 +62,8 @@ def check_backend(backend: str, problem) -> None:
     """Raise NotImplementedError (asv: skip) when ``backend`` cannot solve ``problem`` here."""
     from math import comb
 
-    from dpbench.errors import DPBenchError
-    from dpbench.plugin_manager import registry
+    from dpbench.core.errors import DPBenchError
+    from dpbench.bench.registry import registry
 
     if backend not in registry().names("solver"):
         raise NotImplementedError(f"solver {backend!r} is not registered")
@@ -104,14 +104,14 @@ class PeakMemoryOracle:
     timeout = 300
 
     def setup(self, backend):
-        from dpbench.plugin_manager import registry
+        from dpbench.bench.registry import registry
 
         if backend not in registry().names("solver"):
             raise NotImplementedError(f"solver {backend!r} is not registered")
         self.problem = make_problem(10_000)
 
     def peakmem_certified(self, backend):
-        from dpbench.errors import DPBenchError
+        from dpbench.core.errors import DPBenchError
 
         try:
             certified_optimum(backend, self.problem)

@@ -1,6 +1,6 @@
 """asv benchmarks: a user data file is parsed once per run, quickly.
 
-``DataFile.time_load_table``: :func:`dpbench.data_io.load_table` of a 400 x 5000 numeric CSV
+``DataFile.time_load_table``: :func:`dpbench.bench.datasets.load_table` of a 400 x 5000 numeric CSV
 (pandas' C parser; the standard-library parser remains for irregular files and their error
 messages). ``DataFile.time_compare_three_trials``: ``dpbench compare --methods dpsis --data``
 on that file with 3 trials — the file is read once, not once per trial (issue 12: 15.9 s for
@@ -35,12 +35,12 @@ class DataFile:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def time_load_table(self):
-        from dpbench.data_io import load_table
+        from dpbench.core.datafiles import load_table
 
         load_table(self.csv, "y", "standardize")
 
     def time_compare_three_trials(self):
-        from dpbench import data_io
+        from dpbench.core import datafiles as data_io
         from dpbench.cli.main import main
 
         data_io._TABLES.clear()  # a fresh run: the file is read (once) inside the timing

@@ -21,7 +21,7 @@ TARGETS = {"time_load_khan": 0.1, "time_load_nci60": 0.1, "time_planted_nci60": 
 
 
 def _dataset(name):
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     return registry().dataset(name)
 
@@ -45,7 +45,7 @@ time_load_nci60.setup = _build_registry
 
 class TimePlanted:
     def setup(self):
-        from dpbench.plugin_manager import registry
+        from dpbench.bench.registry import registry
 
         self.gen = registry().generator("planted")(design="nci60", s=5, snr=5.0)
         self.gen.generate(np.random.default_rng(0))  # the design is cached after the first load
@@ -67,7 +67,7 @@ class TimeLoadTable:
         self.dir.cleanup()
 
     def time_load_table_csv(self):
-        from dpbench.data_io import load_table
+        from dpbench.core.datafiles import load_table
 
         load_table(self.path, "y", standardize="standardize")
 

@@ -4,7 +4,7 @@ Target (2-core machine): at n = 800, p = 10 000, s = 5, T = 100 (the NeurIPS 202
 b_x = b_y = 0.5, run delta = 1e-6), one draw of either in at most 2 s after the
 epsilon-independent ``prepare`` (``X^T y``; the p x p Gram is not stored above p = 1000, so
 each iteration multiplies by X). The accountant's calibration is a pure function of
-(T, s, epsilon, delta) cached per process (:func:`dpbench.privacy.accounting.calibrate`); it is
+(T, s, epsilon, delta) cached per process (:func:`dpbench.core.privacy.accounting.calibrate`); it is
 timed separately (``time_*_calibration``: one uncached calibration; the dp-accounting import
 is paid in ``setup``).
 
@@ -12,6 +12,7 @@ Run ``python benchmarks/bench_iterative.py`` to print medians next to the target
 """
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 try:  # as a module of the asv suite (package ``benchmarks``) or as a script
     from ._timing import median_seconds
@@ -27,11 +28,11 @@ TARGETS = {
 
 
 def _trial(n, p, s, seed):
-    from dpbench.trial import PrivacySetup, Trial
+    from dpbench.bench.trial import PrivacySetup, Trial
     from dpbench_plugins.generators.toeplitz import Toeplitz
 
     problem = Toeplitz(n=n, p=p, s=s, rho=0.1, snr=5.0).generate(np.random.default_rng(seed))
-    return Trial.from_problem(problem, PrivacySetup(b_x=0.5, b_y=0.5, r=1.1, lam=0.0, delta=1e-6))
+    return Trial.from_problem(problem, PrivacySetup(b_x=0.5, b_y=0.5, r=1.1, lam=0.0, delta=1e-6), instances=PluginInstances())
 
 
 class TimeIterative:
@@ -63,7 +64,7 @@ class TimeIterative:
         self.fw.draw(self.trial, self.p_fw, 1.0, 1, self.rng)
 
     def _calibrate(self, template):
-        from dpbench.privacy.accounting import calibrate
+        from dpbench.core.privacy.accounting import calibrate
 
         self.k += 1  # a new epsilon each call: never a cache hit
         calibrate(template, 1.0 + 1e-6 * self.k, 1e-6, "rdp")

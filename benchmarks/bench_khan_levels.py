@@ -2,7 +2,7 @@
 
 Instance: Khan (63 x 2308, the DP-SIS paper's data), standardised, s = 5, clipped to
 b_x = b_y = 0.5, r = 1.1, solver ``highs``, Lambda in {10, 120}, and the selectors' default work
-limit (:data:`dpbench.toplist.SWAP_LEVEL_NODE_LIMIT` nodes per call). Issue 15 target: one full
+limit (:data:`dpbench.core.toplist.SWAP_LEVEL_NODE_LIMIT` nodes per call). Issue 15 target: one full
 ``topr`` + ``mistakes`` preparation certified in <= 60 s.
 
 Printed per stage (certified optimum S1; ``mistakes``: the level minima R_2 .. R_5; ``topr``:
@@ -27,7 +27,7 @@ seconds are several times the idle figures):
   4.190), so every level must be enumerated below it: level 2 (1 385 nodes) and level 3
   (16 432 nodes) certified; levels 4 and 5 (C(5, t) C(2303, t) ~ 1.2e12 and 5.4e14 members)
   stopped at 20 000 nodes with 278 and 12 members found.
-* ``topr`` now (README, "Oracle scale targets"): **certified**, 2 699 s at load 5-7; R-th
+* ``topr`` now (docs/performance.md, "Oracle scale targets"): **certified**, 2 699 s at load 5-7; R-th
   score 4.27839; levels 2 / 3 / 4 by threshold search per root (6 893 / 4 709 / 941 members,
   1 337 / 29 977 / 32 150 nodes), level 5 by optimum calls (20 members; alone: 21 calls,
   21 174 nodes).
@@ -40,6 +40,7 @@ threshold enumerations 145 / 262 / 189 nodes, seeded bar 10.8405, R-th score 10.
 import time
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 BX, BY, R_BOUND, SEED = 0.5, 0.5, 1.1, 1
 SETTING = {"dataset": "khan", "s": 5, "standardize": "standardize"}
@@ -47,26 +48,26 @@ TARGET_SECONDS = 60.0
 
 
 def _highs_available() -> bool:
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     return "highs" in registry(refresh=True).names("solver")
 
 
 def make_trial(lam: float):
     """A fresh Trial (empty cache) of standardised Khan, as ``dpbench compare --dataset khan`` builds it."""
-    from dpbench.runner.execute import RunConfig, make_problem
-    from dpbench.trial import Trial
+    from dpbench.bench.config import RunConfig, make_problem
+    from dpbench.bench.trial import Trial
 
     cfg = RunConfig(methods=["topr", "mistakes"], data=[SETTING], seed=SEED, lam=lam, b_x=BX, b_y=BY, r=R_BOUND)
     prob = make_problem(cfg, SETTING, 0)
     return Trial.from_problem(prob, cfg.privacy_setup, preprocessing="clip", solver="highs", solver_params={},
-                              loss=cfg.loss)
+                              loss=cfg.loss, instances=PluginInstances())
 
 
 def run(lam: float, stages=("optimum", "mistakes", "topr")) -> dict:
     """Seconds, certification and work counts of each stage on one fresh trial."""
-    from dpbench import toplist
-    from dpbench_plugins.selectors.topr import auto_r
+    from dpbench.core import toplist
+    from dpbench_plugins.selectors.swaps.topr import auto_r
 
     trial = make_trial(lam)
     out = {}

@@ -14,6 +14,7 @@ import statistics
 import time
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 N, P, S = 800, 10_000, 5
 CHAINS, ITERATIONS = 100, 1000
@@ -23,12 +24,12 @@ TARGET_TRIAL_SECONDS = 2.0
 
 
 def _trial():
-    from dpbench import Trial
-    from dpbench.plugin_manager import registry
-    from dpbench.trial import PrivacySetup
+    from dpbench.bench.trial import Trial
+    from dpbench.bench.registry import registry
+    from dpbench.bench.trial import PrivacySetup
 
     prob = registry().generator("toeplitz")(n=N, p=P, s=S, rho=0.1, snr=5.0).generate(np.random.default_rng(0))
-    return Trial.from_problem(prob, PrivacySetup(b_x=0.5, b_y=0.5, r=1.1, lam=120.0))
+    return Trial.from_problem(prob, PrivacySetup(b_x=0.5, b_y=0.5, r=1.1, lam=120.0), instances=PluginInstances())
 
 
 class MCMCTrial:
@@ -37,7 +38,7 @@ class MCMCTrial:
     timeout = 120
 
     def setup(self):
-        from dpbench.plugin_manager import registry
+        from dpbench.bench.registry import registry
 
         self.trial = _trial()
         self.sel = registry().selector("mcmc")(iterations=ITERATIONS)

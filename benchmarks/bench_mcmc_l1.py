@@ -17,6 +17,7 @@ Run ``python benchmarks/bench_mcmc_l1.py`` to print medians next to the targets.
 import sys
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 try:
     from ._timing import median_seconds
@@ -30,12 +31,12 @@ BATCH = 10_000
 
 
 def _trial():
-    from dpbench import Trial
-    from dpbench.plugin_manager import registry
-    from dpbench.trial import PrivacySetup
+    from dpbench.bench.trial import Trial
+    from dpbench.bench.registry import registry
+    from dpbench.bench.trial import PrivacySetup
 
     prob = registry().generator("roy-tewari")().generate(np.random.default_rng(0))
-    return Trial.from_problem(prob, PrivacySetup(b_x=1.0, b_y=1.0, r=1.1, lam=10.0))
+    return Trial.from_problem(prob, PrivacySetup(b_x=1.0, b_y=1.0, r=1.1, lam=10.0), instances=PluginInstances())
 
 
 class MCMCL1Chains:
@@ -44,7 +45,7 @@ class MCMCL1Chains:
     timeout = 300
 
     def setup(self):
-        from dpbench.plugin_manager import registry
+        from dpbench.bench.registry import registry
 
         self.trial = _trial()
         self.sel = registry().selector("mcmc")(iterations=STEPS, score="l1", l1_bound=BOUND)
@@ -69,7 +70,7 @@ class L1ScoreBatch:
         self.yy = float(y @ y)
 
     def time_scores(self):
-        from dpbench.score.l1 import solve_l1_blocks
+        from dpbench.core.score.l1 import solve_l1_blocks
 
         solve_l1_blocks(self.G, self.c, self.yy, BOUND)
 

@@ -6,10 +6,10 @@ code path of :data:`PATHS` solves the same node (same F, C, m, the same warm dua
 prox paths also their parent's primal warm start), in rotating order so that a change of the
 machine's load hits all alike: ``pg`` (the projected gradient, the issue's "today"), ``numpy``
 (the prox relaxation with the numpy reference functions) and ``prox`` (the same with the
-compiled kernels of ``dpbench/oracle/kernels.py``, the default). Printed per instance: nodes
+compiled kernels of ``dpbench/core/oracle/kernels.py``, the default). Printed per instance: nodes
 measured, median (mean) milliseconds of each path, the ratios of the medians, and how the
 bounds compare (all are valid lower bounds whatever their accuracy:
-:mod:`dpbench.oracle.relaxation`); the CPU seconds of the whole search show the load's share.
+:mod:`dpbench.core.oracle.relaxation`); the CPU seconds of the whole search show the load's share.
 
     python benchmarks/bench_node_cost.py [--only gravier,khan] [--nodes 200] [--drive prox]
 
@@ -35,8 +35,8 @@ INSTANCES = {
 
 def make_score(setting, lam, seed=3):
     """(RidgeScore, s) of one instance (the data of trial 0 of ``dpbench compare --seed SEED``)."""
-    from dpbench.runner.execute import RunConfig, make_problem
-    from dpbench.score import RidgeScore
+    from dpbench.bench.config import RunConfig, make_problem
+    from dpbench.core.score import RidgeScore
 
     prob = make_problem(RunConfig(methods=[], data=[setting], seed=seed), setting, 0).clipped(0.5, 0.5)
     return RidgeScore(prob.X, prob.y, lam=lam, r=1.1), prob.s
@@ -44,8 +44,8 @@ def make_score(setting, lam, seed=3):
 
 #: The code paths compared: (relax_method, compiled kernels). "pg" is the projected gradient of
 #: round 2 (the issue's "today"), "numpy" the prox node relaxation with the numpy reference
-#: functions of dpbench/oracle/ksupport.py, "prox" the same with the compiled kernels
-#: (dpbench/oracle/kernels.py, the default).
+#: functions of dpbench/core/oracle/ksupport.py, "prox" the same with the compiled kernels
+#: (dpbench/core/oracle/kernels.py, the default).
 PATHS = {"pg": ("pg", False), "numpy": ("prox", False), "prox": ("prox", True)}
 
 
@@ -53,8 +53,8 @@ def measure(name, lam, nodes, drive):
     """Run one search of ``nodes`` nodes; return per-node times and bounds of every path
     (arrays of shape (nodes, len(PATHS)) in the order of :data:`PATHS`), the result, the wall
     seconds and the CPU seconds of the search."""
-    from dpbench.oracle import OASession
-    from dpbench.plugin_manager import registry
+    from dpbench.core.oracle import OASession
+    from dpbench.bench.registry import registry
 
     score, s = make_score(INSTANCES[name], lam)
     times, bounds = [], []
@@ -97,13 +97,13 @@ def measure(name, lam, nodes, drive):
 
 def warm_up():
     """Load (or compile, once) the numba kernels before anything is timed."""
-    from dpbench.oracle.relaxation import relaxation_bound
-    from dpbench.score import RidgeScore
+    from dpbench.core.oracle.relaxation import relaxation_bound
+    from dpbench.core.score import RidgeScore
 
     rng = np.random.default_rng(0)
     sc = RidgeScore(rng.normal(size=(20, 12)), rng.normal(size=20), lam=1.0, r=1.1)
     relaxation_bound(sc, np.zeros(0, dtype=np.int64), [(np.arange(12), 3)], per_feature=True, method="prox")
-    from dpbench.oracle import kernels
+    from dpbench.core.oracle import kernels
 
     kernels.child_bounds(np.ones(4), 1.0, 1.0, 1.0, 1.1, np.zeros(0, dtype=np.int64), np.arange(4), 2)
 
@@ -118,7 +118,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     import os
 
-    from dpbench.oracle import OASession
+    from dpbench.core.oracle import OASession
 
     for kv in filter(None, a.prox.split(",")):
         k, v = kv.split("=")

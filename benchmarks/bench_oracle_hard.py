@@ -8,7 +8,7 @@ Instances (all clipped to b_x = b_y = 0.5, r = 1.1, solver ``highs``):
 
 For each instance we measure the incumbent (swap local search, the session's start), the
 root lower bound of the OA cuts a session holds after its first solve stops (``old``),
-the k-support dual bound of :mod:`dpbench.oracle.relaxation` at the root (``new``), and
+the k-support dual bound of :mod:`dpbench.core.oracle.relaxation` at the root (``new``), and
 whether / how fast the full oracle certifies within a time limit. Issue 15 targets:
 certified optimum <= 10 s on Khan and <= 5 s on toeplitz n = 800. Run as a script:
 
@@ -38,8 +38,8 @@ TARGETS = {**{k: 10.0 for k in INSTANCES if k.startswith("khan")},
 
 def make_score(name):
     """(RidgeScore, s) of one instance: the data of trial 0 of ``dpbench compare --seed 3``."""
-    from dpbench.runner.execute import RunConfig, make_problem
-    from dpbench.score import RidgeScore
+    from dpbench.bench.config import RunConfig, make_problem
+    from dpbench.core.score import RidgeScore
 
     setting, lam = INSTANCES[name]
     prob = make_problem(RunConfig(methods=[], data=[setting], seed=SEED), setting, 0).clipped(BX, BY)
@@ -48,7 +48,7 @@ def make_score(name):
 
 def root_bounds(score, s, incumbent):
     """(new root bound, seconds) of the k-support dual at the unconstrained root."""
-    from dpbench.oracle.relaxation import relaxation_bound
+    from dpbench.core.oracle.relaxation import relaxation_bound
 
     fixed, groups = np.zeros(0, dtype=np.int64), [(np.arange(score.p), s)]  # no constraints
     t = time.perf_counter()
@@ -58,7 +58,7 @@ def root_bounds(score, s, incumbent):
 
 def certify(score, s, time_limit):
     """OracleResult of one certified-optimum call of a fresh ``highs`` session."""
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     return registry().solver("highs")().session(score, s).solve(time_limit=time_limit)
 
@@ -70,9 +70,9 @@ def bound_after_nodes(score, s, nodes):
     The unconstrained call itself takes the OA master here (more than ``relax_bnb`` survivors);
     this measures how fast the node bounds close the gap (issue 15, toeplitz n = 200, Lambda = 10).
     """
-    from dpbench.oracle.constraints import ConstraintSet
-    from dpbench.oracle.limits import Budget
-    from dpbench.plugin_manager import registry
+    from dpbench.core.oracle.constraints import ConstraintSet
+    from dpbench.core.oracle.limits import Budget
+    from dpbench.bench.registry import registry
 
     sess = registry().solver("highs")().session(score, s)
     cons = ConstraintSet.build(score.p, s)

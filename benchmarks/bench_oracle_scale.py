@@ -41,6 +41,7 @@ import sys
 import time
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 B, R_BOUND, SEED, DRAWS, EPS = 0.5, 1.1, 0, 100, 1.0
 #: The 14 microarray data sets shipped with dpbench (datamicroarray 0.2.3; khan via ``shipped``).
@@ -61,7 +62,7 @@ def load(setting, seed=SEED):
 
     Clips in place: at p = 10^6 a clipped copy would add another 1.6 GB to the peak.
     """
-    from dpbench.runner.execute import RunConfig, make_problem
+    from dpbench.bench.config import RunConfig, make_problem
 
     prob = make_problem(RunConfig(methods=[], data=[setting], seed=seed), setting, 0)
     X = np.ascontiguousarray(prob.X, dtype=np.float64)
@@ -71,8 +72,8 @@ def load(setting, seed=SEED):
 
 def certify(X, y, s, lam):
     """(OracleResult, seconds) of score set-up + one fresh ``highs`` session's solve."""
-    from dpbench.plugin_manager import registry
-    from dpbench.score import RidgeScore
+    from dpbench.bench.registry import registry
+    from dpbench.core.score import RidgeScore
 
     t = time.perf_counter()
     score = RidgeScore(X, y, lam=lam, r=R_BOUND)
@@ -82,13 +83,13 @@ def certify(X, y, s, lam):
 
 def make_trial(seed, n=TRIAL200[0], p=TRIAL200[1], s=TRIAL200[2], lam=TRIAL200[3]):
     """A fresh Trial (empty cache) of the toeplitz design, data of ``dpbench compare --seed seed``."""
-    from dpbench import Trial
-    from dpbench.runner.execute import RunConfig, make_problem
-    from dpbench.trial import PrivacySetup
+    from dpbench.bench.trial import Trial
+    from dpbench.bench.config import RunConfig, make_problem
+    from dpbench.bench.trial import PrivacySetup
 
     setting = {"generator": "toeplitz", "n": n, "p": p, "s": s}
     prob = make_problem(RunConfig(methods=[], data=[setting], seed=seed), setting, 0)
-    return Trial.from_problem(prob, PrivacySetup(b_x=B, b_y=B, r=R_BOUND, lam=lam), solver="highs")
+    return Trial.from_problem(prob, PrivacySetup(b_x=B, b_y=B, r=R_BOUND, lam=lam), solver="highs", instances=PluginInstances())
 
 
 def topr_mistakes(trial, seed=0):
@@ -96,7 +97,7 @@ def topr_mistakes(trial, seed=0):
 
     Returns ``{method: Draws}``.
     """
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     out = {}
     for method in ("topr", "mistakes"):
@@ -189,7 +190,7 @@ class CertifyScale(_Certify):
 
 
 #: The microarray data sets asv tracks: all 14 certify within 60 s since the survivors of the
-#: k-support relaxation go to their branch and bound instead of the OA master loop (README,
+#: k-support relaxation go to their branch and bound instead of the OA master loop (docs/performance.md,
 #: "Oracle scale targets"; gravier, the slowest, ~1000 nodes).
 ASV_MICROARRAY = list(MICROARRAY)
 

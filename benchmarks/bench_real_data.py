@@ -58,6 +58,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 B, R_BOUND, S, SEED = 0.5, 1.1, 5, 0
 #: The 14 microarray sets (datamicroarray 0.2.3; khan via ``shipped``) and the two small sets.
@@ -80,21 +81,21 @@ def setting(name: str, standardize: str) -> dict:
 
 def make_trial(name: str, lam: float, standardize: str):
     """A fresh Trial (empty cache) of one real data set, as ``dpbench compare`` builds it."""
-    from dpbench.runner.execute import RunConfig, make_problem
-    from dpbench.trial import Trial
+    from dpbench.bench.config import RunConfig, make_problem
+    from dpbench.bench.trial import Trial
 
     st = setting(name, standardize)
     cfg = RunConfig(methods=["topr", "mistakes"], data=[st], seed=SEED, lam=lam, b_x=B, b_y=B, r=R_BOUND)
     prob = make_problem(cfg, st, 0)
     return Trial.from_problem(prob, cfg.privacy_setup, preprocessing="clip", solver=cfg.solver,
-                              solver_params=cfg.solver_params, loss=cfg.loss)
+                              solver_params=cfg.solver_params, loss=cfg.loss, instances=PluginInstances())
 
 
 class WorkCounter:
     """Sums the deterministic work (nodes / master iterations) of the outermost oracle calls.
 
     Wraps the public ``solve`` and ``supports_below`` of the trial's oracle session class
-    (:class:`dpbench.oracle_contract.OracleSession`); calls made inside another call (a tie
+    (:class:`dpbench.core.contracts.oracle.OracleSession`); calls made inside another call (a tie
     check inside ``solve``) are not counted twice.
     """
 
@@ -178,7 +179,7 @@ def prepare(trial, methods=None) -> dict:
 
     The draw carries the selector's certification and its ``reason`` when uncertified.
     """
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     out = {}
     for method in methods or METHODS:

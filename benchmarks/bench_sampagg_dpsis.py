@@ -12,6 +12,7 @@ Run ``python benchmarks/bench_sampagg_dpsis.py`` to print medians next to the ta
 """
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 try:  # as a module of the asv suite (package ``benchmarks``) or as a script
     from ._timing import median_seconds
@@ -29,11 +30,11 @@ TARGETS = {
 
 
 def _trial(n, p, s, b, seed, generator="toeplitz"):
-    from dpbench.trial import PrivacySetup, Trial
+    from dpbench.bench.trial import PrivacySetup, Trial
     from dpbench_plugins.generators.toeplitz import Toeplitz
 
     problem = Toeplitz(n=n, p=p, s=s, rho=0.1, snr=5.0).generate(np.random.default_rng(seed))
-    return Trial.from_problem(problem, PrivacySetup(b_x=b, b_y=b, r=1.1, lam=0.0))
+    return Trial.from_problem(problem, PrivacySetup(b_x=b, b_y=b, r=1.1, lam=0.0), instances=PluginInstances())
 
 
 class TimeDPSIS:
@@ -55,7 +56,7 @@ class TimeDPSIS:
         self.sel.prepare(self.trial, self.rng)
 
     def time_canonical_lipschitz_topk(self):
-        from dpbench.privacy.lipschitz import canonical_lipschitz_topk
+        from dpbench.core.privacy.lipschitz import canonical_lipschitz_topk
 
         canonical_lipschitz_topk(self.rng, self.scores, 5, 1.0, 2.0)
 

@@ -2,10 +2,10 @@
 
 Targets (issue 2, this 2-core machine):
 
-* batched score R(S, D) (design.md section 3): at least 2 million supports per second
+* batched score R(S, D) (docs/methods/score.md): at least 2 million supports per second
   for s = 5, n = 200, measured by scoring all C(40, 5) = 658,008 supports from
   ``iter_supports`` in chunks of 200,000 (lam = 1, r = 1.1, toeplitz data clipped at 0.5);
-* ``exhaustive`` (design.md 4.1) streams: peak RSS under 1 GiB for
+* ``exhaustive`` (docs/methods/exponential-mechanism.md) streams: peak RSS under 1 GiB for
   C(106, 5) = 101,340,876 >= 1e8 supports (n = 200, cache = 0, one prepare + 10 draws,
   about half a minute: a peakmem_ benchmark with a long timeout, not a unit test).
 
@@ -19,6 +19,7 @@ import sys
 import time
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 TARGET_RATE = 2e6  # supports per second
 TARGET_RSS = 2**30  # bytes
@@ -28,11 +29,11 @@ P_BIG = 106  # C(106, 5) = 101,340,876
 
 
 def _trial(n=N, p=P, s=S, seed=0, lam=1.0, r=1.1):
-    from dpbench.trial import PrivacySetup, Trial
+    from dpbench.bench.trial import PrivacySetup, Trial
     from dpbench_plugins.generators.toeplitz import Toeplitz
 
     problem = Toeplitz(n=n, p=p, s=s, rho=0.1, snr=5.0).generate(np.random.default_rng(seed))
-    return Trial.from_problem(problem, PrivacySetup(b_x=0.5, b_y=0.5, r=r, lam=lam))
+    return Trial.from_problem(problem, PrivacySetup(b_x=0.5, b_y=0.5, r=r, lam=lam), instances=PluginInstances())
 
 
 def _rate(fn, count, repeat=5):
@@ -52,7 +53,7 @@ class ScoreRate:
     timeout = 120
 
     def setup(self):
-        from dpbench.supports import iter_supports
+        from dpbench.core.supports import iter_supports
 
         self.trial = _trial()
         self.score = self.trial.score
@@ -64,7 +65,7 @@ class ScoreRate:
             self.score(c)
 
     def _enumerate_and_score(self):
-        from dpbench.supports import iter_supports
+        from dpbench.core.supports import iter_supports
 
         for c in iter_supports(P, S, chunk_size=CHUNK):
             self.score(c)
@@ -77,7 +78,7 @@ class ScoreRate:
         self._score_all()
 
     def time_iter_supports_c40_5(self):
-        from dpbench.supports import iter_supports
+        from dpbench.core.supports import iter_supports
 
         for _ in iter_supports(P, S, chunk_size=CHUNK):
             pass
@@ -104,8 +105,8 @@ class ScoreRateOtherPaths:
     timeout = 120
 
     def setup(self):
-        from dpbench.supports import iter_supports
-        from dpbench.score import RidgeScore
+        from dpbench.core.supports import iter_supports
+        from dpbench.core.score import RidgeScore
 
         t = _trial()
         X, y = t.problem.X, t.problem.y

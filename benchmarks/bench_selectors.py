@@ -7,7 +7,7 @@ Three families, one entry per built-in selector (``exhaustive``, ``topr``, ``mis
   a fresh :class:`dpbench.Trial` (empty per-trial cache, so the shared score and every
   oracle call are inside the timing), ``prepare`` and one ``draw`` of 100 supports at
   epsilon = 1 (the NeurIPS 2025 protocol: 100 draws per trial). Data generation is outside
-  the timing. Settings (toeplitz design of design.md section 8: rho = 0.1, SNR = 5, s = 5,
+  the timing. Settings (toeplitz design of docs/reproductions.md: rho = 0.1, SNR = 5, s = 5,
   b_x = b_y = 0.5, r = 1.1, Lambda = 120, solver ``highs``):
 
   =============  ====================  ==========================
@@ -44,6 +44,7 @@ recovery values (``--quick`` skips the large setting).
 import time
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 METHODS = ("exhaustive", "topr", "mistakes", "mcmc", "sampagg", "dpsis", "bss")
 ORACLE_METHODS = ("topr", "mistakes", "bss")
@@ -74,7 +75,7 @@ PEAKMEM = {"exhaustive": ((200, 60), {"cache": 0}), "bss": ((800, 10_000), {}),
 
 
 def _registry():
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     return registry()
 
@@ -93,7 +94,7 @@ def require(method: str) -> None:
 
 def make_problem(n: int, p: int, seed: int):
     """One toeplitz problem of the paper design (as drawn); the seed depends only on (seed, n, p)."""
-    from dpbench.seeding import rng_for
+    from dpbench.core.seeding import rng_for
 
     gen = _registry().generator("toeplitz")(n=n, p=p, s=S, rho=RHO, snr=SNR)
     return gen.generate(rng_for(seed, "bench_selectors", n, p))
@@ -102,11 +103,11 @@ def make_problem(n: int, p: int, seed: int):
 def make_trial(problem, method: str):
     """A fresh Trial (empty cache: the score and the oracle session are rebuilt), preprocessed
     as ``method`` declares (clipped to B for the score-based mechanisms)."""
-    from dpbench import Trial
-    from dpbench.trial import PrivacySetup
+    from dpbench.bench.trial import Trial
+    from dpbench.bench.trial import PrivacySetup
 
     return Trial.from_problem(problem, PrivacySetup(b_x=B, b_y=B, r=R_BOUND, lam=LAM),
-                              preprocessing=_registry().selector(method).preprocessing, solver="highs")
+                              preprocessing=_registry().selector(method).preprocessing, solver="highs", instances=PluginInstances())
 
 
 def select(method: str, problem, epsilon: float = EPSILON, n_draws: int = DRAWS, seed: int = 0, **params):

@@ -15,16 +15,16 @@ SEEDS = (0, 1, 2, 3, 4)
 
 
 def _problem(n, p, seed):
-    from dpbench.plugin_manager import registry
-    from dpbench.seeding import rng_for
+    from dpbench.bench.registry import registry
+    from dpbench.core.seeding import rng_for
 
     gen = registry().generator("toeplitz")(n=n, p=p, s=5, rho=0.1, snr=5.0)
     return gen.generate(rng_for(seed, "data", gen.setting())).clipped(0.5, 0.5)
 
 
 def _solve(problem, solver="highs"):
-    from dpbench.plugin_manager import registry
-    from dpbench.score import RidgeScore
+    from dpbench.bench.registry import registry
+    from dpbench.core.score import RidgeScore
 
     score = RidgeScore(problem.X, problem.y, lam=120.0, r=1.1)
     res = registry().solver(solver)().session(score, problem.s).solve()
@@ -84,9 +84,9 @@ LEVEL_TARGETS = {"level_p20_default": 0.05}
 
 def _level_calls(n, p, s, lam, seed, ts, node_limit=None):
     """Certified best support with exactly t swaps from S1, for t in ts (one session)."""
-    from dpbench.plugin_manager import registry
-    from dpbench.score import RidgeScore
-    from dpbench.seeding import rng_for
+    from dpbench.bench.registry import registry
+    from dpbench.core.score import RidgeScore
+    from dpbench.core.seeding import rng_for
 
     gen = registry().generator("toeplitz")(n=n, p=p, s=s, rho=0.1, snr=5.0)
     prob = gen.generate(rng_for(seed, "data", gen.setting())).clipped(0.5, 0.5)

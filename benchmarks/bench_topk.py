@@ -15,6 +15,7 @@ medians next to the targets.
 import time
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 try:  # as a module of the asv suite (package ``benchmarks``) or as a script
     from ._timing import median_seconds
@@ -27,16 +28,16 @@ N, P, S = 800, 10_000, 5
 
 
 def _trial(clip=True):
-    from dpbench.trial import PrivacySetup, Trial
+    from dpbench.bench.trial import PrivacySetup, Trial
     from dpbench_plugins.generators.toeplitz import Toeplitz
 
     problem = Toeplitz(n=N, p=P, s=S, rho=0.1, snr=5.0).generate(np.random.default_rng(0))
     return Trial.from_problem(problem, PrivacySetup(b_x=0.5, b_y=0.5, r=1.1, lam=0.0),
-                              preprocessing="clip" if clip else "none")
+                              preprocessing="clip" if clip else "none", instances=PluginInstances())
 
 
 def _selector(name):
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     reg = registry()
     if name not in reg.names("selector"):

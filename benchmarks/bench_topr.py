@@ -4,7 +4,7 @@ Targets (issue 4, 2-core machine): n = 800, p = 10 000, s = 5 with ``highs``: me
 n = 400, p = 200: <= 1 s (the authors' Gurobi code took 19-33 s there and discarded half the
 trials). Script-only settings ``fails200`` / ``fails400`` (p = 10 000, n = 200 / 400): the
 authors' check fails and the list needs thousands of 2-swap supports (printed per level:
-members below the threshold, seconds, certified). Data: the NeurIPS 2025 design (design.md section 8: toeplitz, rho = 0.1, SNR = 5,
+members below the threshold, seconds, certified). Data: the NeurIPS 2025 design (docs/reproductions.md: toeplitz, rho = 0.1, SNR = 5,
 b_x = b_y = 0.5, r = 1.1, Lambda = 120, epsilon = 1).
 
 Needs the ``highs`` solver plugin; when it is not registered the benchmarks are skipped
@@ -16,6 +16,7 @@ Needs the ``highs`` solver plugin; when it is not registered the benchmarks are 
 import time
 
 import numpy as np
+from dpbench.bench.registry import PluginInstances
 
 SETTINGS = {"small": (400, 200, 5), "large": (800, 10_000, 5),
             # Script only (--settings): low n, where the authors' check fails and level 2
@@ -30,27 +31,27 @@ NODE_LIMIT = 1_000_000
 
 
 def _highs_available() -> bool:
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     return "highs" in registry(refresh=True).names("solver")
 
 
 def make_trial(setting: str, seed: int = 0):
     """A fresh Trial (empty cache) of the NeurIPS 2025 design."""
-    from dpbench import Trial
-    from dpbench.plugin_manager import registry
-    from dpbench.seeding import rng_for
-    from dpbench.trial import PrivacySetup
+    from dpbench.bench.trial import Trial
+    from dpbench.bench.registry import registry
+    from dpbench.core.seeding import rng_for
+    from dpbench.bench.trial import PrivacySetup
 
     n, p, s = SETTINGS[setting]
     gen = registry().generator("toeplitz")(n=n, p=p, s=s, rho=0.1, snr=5.0)
     prob = gen.generate(rng_for(seed, "bench_topr", setting))
-    return Trial.from_problem(prob, PrivacySetup(b_x=BX, b_y=BY, r=R_BOUND, lam=LAM), solver="highs")
+    return Trial.from_problem(prob, PrivacySetup(b_x=BX, b_y=BY, r=R_BOUND, lam=LAM), solver="highs", instances=PluginInstances())
 
 
 def run_trial(trial, seed: int = 0) -> dict:
     """Prepare topr and mistakes on one trial and draw 100 supports from each."""
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     reg = registry()
     out = {}

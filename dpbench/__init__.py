@@ -1,28 +1,21 @@
 """dpbench: benchmark differentially private best-subset (variable) selection.
 
-The public names below are re-exported from the layers that define them
-(docs/architecture.md) and imported on first use, so that ``import dpbench.cli`` stays cheap
-and a Ctrl-C during start-up is handled by the command line.
+The user's door: :func:`select` and :class:`DPSubsetSelector` (one private selection from
+Python), :func:`load_results` and :func:`summarize` (a results database as a table), and the
+errors. Plugin authors import from :mod:`dpbench.api`; the command line is ``dpbench``
+(:mod:`dpbench.cli`). The names are imported on first use, so that ``import dpbench.cli``
+stays cheap and a Ctrl-C during start-up is handled by the command line.
 """
 
 from importlib import import_module
 
-__version__ = "0.1.0"
+from dpbench.core.version import __version__
 
 #: public name -> module that defines it
 _EXPORTS = {
-    "DP_TYPES": "base", "REPLACE_ONE": "base", "Dataset": "base", "DatasetArrays": "base", "Diagnostic": "base",
-    "Draws": "base",
-    "Generator": "base", "OracleResult": "base", "OracleSession": "base", "Param": "base", "Selector": "base",
-    "Solver": "base",
-    "Trial": "trial",
-    "DPBenchError": "errors", "UnknownNameError": "errors", "UserInputError": "errors",
-    "hookimpl": "hookspecs",
-    "Problem": "problem", "as_support": "problem",
-    "RidgeScore": "score",
-    "sensitivity": "privacy.sensitivity",
-    "select": "estimator", "DPSubsetSelector": "estimator", "SelectionResult": "estimator",
-    "load_results": "results.frame", "summarize": "results.summary",
+    "select": "sklearn", "DPSubsetSelector": "sklearn", "SelectionResult": "sklearn",
+    "load_results": "bench.results.frame", "summarize": "bench.results.summary",
+    "DPBenchError": "core.errors", "UnknownNameError": "core.errors", "UserInputError": "core.errors",
 }
 
 __all__ = sorted(_EXPORTS)

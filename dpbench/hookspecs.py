@@ -9,7 +9,7 @@ third-party alike::
 
 and in that module::
 
-    from dpbench import hookimpl, Selector
+    from dpbench.api import Selector, hookimpl
 
     class MySelector(Selector):
         name = "mine"
@@ -33,27 +33,27 @@ hookimpl = pluggy.HookimplMarker("dpbench")
 
 @hookspec
 def dpbench_selectors():
-    """Return the :class:`dpbench.base.Selector` subclasses this plugin provides.
+    """Return the :class:`dpbench.api.Selector` subclasses this plugin provides.
 
     Called once per process, when the plugin registry is first built (``dpbench list``,
-    ``dpbench compare``, :func:`dpbench.plugin_manager.registry`); the classes are
+    ``dpbench compare``, :func:`dpbench.bench.registry.registry`); the classes are
     instantiated later, once per run, with the user's ``--param`` values.
 
     Returns
     -------
     list of type
-        Classes, not instances. Each must subclass :class:`dpbench.base.Selector`, have a
+        Classes, not instances. Each must subclass :class:`dpbench.api.Selector`, have a
         non-empty ``name`` unique among all installed selectors, declare ``dp_type`` (one
-        of :data:`dpbench.base.DP_TYPES`) and ``neighbouring``, and declare ``params`` as
-        a dict of :class:`dpbench.base.Param`. A class failing these checks is skipped
+        of :data:`dpbench.api.DP_TYPES`) and ``neighbouring``, and declare ``params`` as
+        a dict of :class:`dpbench.api.Param`. A class failing these checks is skipped
         with one warning naming the plugin's distribution; the others still load.
 
     Examples
     --------
     ::
 
-        from dpbench import Draws, Selector, hookimpl
-        from dpbench.supports import uniform_supports
+        from dpbench.api import Draws, Selector, hookimpl
+        from dpbench.core.supports import uniform_supports
 
         class Uniform(Selector):
             name = "uniform"
@@ -73,7 +73,7 @@ def dpbench_selectors():
 
 @hookspec
 def dpbench_generators():
-    """Return the :class:`dpbench.base.Generator` subclasses (simulation designs) provided.
+    """Return the :class:`dpbench.api.Generator` subclasses (simulation designs) provided.
 
     Called once per process when the registry is built. Each class has a unique
     non-empty ``name`` and declares as ``params`` every quantity its distribution depends
@@ -95,11 +95,11 @@ def dpbench_generators():
 
 @hookspec
 def dpbench_solvers():
-    """Return the :class:`dpbench.base.Solver` subclasses (best-subset oracles) provided.
+    """Return the :class:`dpbench.api.Solver` subclasses (best-subset oracles) provided.
 
     Called once per process when the registry is built. A backend whose software is not
-    installed should still be returned: its :meth:`~dpbench.base.Solver.session` raises
-    :class:`dpbench.errors.SolverLimitError` naming what is missing, so ``dpbench list``
+    installed should still be returned: its :meth:`~dpbench.api.Solver.session` raises
+    :class:`dpbench.core.errors.SolverLimitError` naming what is missing, so ``dpbench list``
     shows it. See :func:`dpbench.testing.check_solver`.
 
     Returns
@@ -118,9 +118,9 @@ def dpbench_solvers():
 
 @hookspec
 def dpbench_datasets():
-    """Return the :class:`dpbench.base.Dataset` subclasses (real data with provenance) provided.
+    """Return the :class:`dpbench.api.Dataset` subclasses (real data with provenance) provided.
 
-    Called once per process when the registry is built; :meth:`~dpbench.base.Dataset.load`
+    Called once per process when the registry is built; :meth:`~dpbench.api.Dataset.load`
     runs only when a run names the data set, so returning a class must not read its file.
 
     Returns
@@ -139,7 +139,7 @@ def dpbench_datasets():
 
 @hookspec
 def dpbench_losses():
-    """Return a list of :class:`dpbench.loss_contract.Loss` subclasses (best-subset scores).
+    """Return a list of :class:`dpbench.core.contracts.loss.Loss` subclasses (best-subset scores).
 
     Each declares ``name``, its batched per-support score R(S, D) (``score``), its
     sensitivity Delta under replace-one after its preprocessing (``sensitivity``), an upper
@@ -151,23 +151,23 @@ def dpbench_losses():
 
 @hookspec
 def dpbench_estimators():
-    """Return the :class:`dpbench.estimation_contract.Estimator` subclasses (private estimation after selection).
+    """Return the :class:`dpbench.core.contracts.estimation.PrivateEstimator` subclasses (private estimation after selection).
 
     Called once per process when the registry is built. An estimator fits coefficients on a
     support a selector released, under its own budget epsilon_2 (``--estimate NAME
     --estimate-fraction f``: the run's epsilon splits into (1 - f) epsilon for the selection
     and f epsilon for the estimate; the row's guarantee is their basic composition, see
-    :func:`dpbench.estimation_contract.composed_guarantee`, or, for a selection calibrated by an
+    :func:`dpbench.core.contracts.estimation.composed_guarantee`, or, for a selection calibrated by an
     accountant, that accountant's composition when tighter,
-    :func:`dpbench.privacy.accounting.compose_with_pure`).
+    :func:`dpbench.core.privacy.accounting.compose_with_pure`).
 
     Returns
     -------
     list of type
         Classes, not instances. Each must subclass
-        :class:`dpbench.estimation_contract.Estimator`, have a non-empty ``name`` unique among
+        :class:`dpbench.core.contracts.estimation.PrivateEstimator`, have a non-empty ``name`` unique among
         the installed estimators, declare ``dp_type`` (one of
-        :data:`dpbench.estimation_contract.ESTIMATOR_DP_TYPES`), ``neighbouring`` and a
+        :data:`dpbench.core.contracts.estimation.ESTIMATOR_DP_TYPES`), ``neighbouring`` and a
         non-empty tuple ``losses`` of the loss names its guarantee is proved for (``("*",)``:
         any), and implement ``estimate``, ``objective`` and ``optimum_value``. A class failing
         these checks is skipped with one warning naming the plugin's distribution.
@@ -176,10 +176,10 @@ def dpbench_estimators():
     --------
     ::
 
-        from dpbench import hookimpl
-        from dpbench.estimation_contract import Estimator
+        from dpbench.api import hookimpl
+        from dpbench.api import PrivateEstimator
 
-        class MyOutputPerturbation(Estimator):
+        class MyOutputPerturbation(PrivateEstimator):
             name = "outpert"
             dp_type = "pure"
             losses = ("least-squares",)

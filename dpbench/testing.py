@@ -1,6 +1,6 @@
 """Conformance checks for dpbench plugins, and the brute-force references they use.
 
-Layer 8. A plugin author runs these in their own tests, the way scikit-learn's
+A plugin author runs these in their own tests, the way scikit-learn's
 ``check_estimator`` is run on an estimator::
 
     from dpbench.testing import check_selector
@@ -16,7 +16,7 @@ exactly what is wrong. dpbench's own test suite runs them over every registered 
 
 The brute-force helpers (:func:`all_supports`, :func:`brute_force_scores`,
 :func:`exponential_mechanism_log_probs`, :func:`chi_square_gof`) enumerate every support
-with :mod:`itertools` and score it with a fresh :class:`dpbench.score.RidgeScore`,
+with :mod:`itertools` and score it with a fresh :class:`dpbench.core.score.RidgeScore`,
 independently of the selectors' and oracles' own code paths.
 """
 
@@ -32,13 +32,15 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import chisquare
 
-from .base import EXPONENTIAL_MECHANISM, Draws, Memo
-from .plugin_manager import check_plugin_class
-from .privacy.sensitivity import sensitivity
-from .problem import Problem
-from .results.store import decode_artefact, encode_artefact
-from .score import RidgeScore
-from .trial import Trial
+from dpbench.core.contracts.selector import Draws, EXPONENTIAL_MECHANISM
+from dpbench.core.preparation import Memo
+from dpbench.bench.registry import check_plugin_class
+from dpbench.core.privacy.sensitivity import sensitivity
+from dpbench.core.problem import Problem
+from dpbench.bench.results.store import decode_artefact, encode_artefact
+from dpbench.core.score import RidgeScore
+from dpbench.bench.trial import Trial
+from dpbench.bench.registry import PluginInstances
 
 __all__ = ["check_selector", "check_solver", "check_generator", "audit_selector", "all_supports", "brute_force_scores",
            "exponential_mechanism_log_probs", "chi_square_gof", "tiny_trial"]
@@ -73,7 +75,7 @@ def brute_force_scores(trial: Trial) -> tuple[np.ndarray, np.ndarray]:
     -------
     supports : ndarray of shape (C(p, s), s), int64
     scores : ndarray of shape (C(p, s),), float64
-        R(S, D) of design.md 3 on ``trial.problem`` with the trial's Lambda and r.
+        R(S, D) of docs/methods/score.md on ``trial.problem`` with the trial's Lambda and r.
     """
     S = all_supports(trial.p, trial.s)
     return S, RidgeScore(trial.problem.X, trial.problem.y, lam=trial.lam, r=trial.r)(S)
@@ -83,8 +85,8 @@ def exponential_mechanism_log_probs(trial: Trial, epsilon: float) -> tuple[np.nd
     """The exponential mechanism on the shared score, by enumeration of every support.
 
     log P(S) = -ε R(S, D) / (2 Δ) - log Σ_S' exp(-ε R(S', D) / (2 Δ)) (McSherry & Talwar
-    2007; design.md 4.1), with Δ recomputed from the trial's bounds
-    (:func:`dpbench.privacy.sensitivity.sensitivity`).
+    2007; docs/methods/exponential-mechanism.md), with Δ recomputed from the trial's bounds
+    (:func:`dpbench.core.privacy.sensitivity.sensitivity`).
 
     Returns
     -------
@@ -161,7 +163,7 @@ def tiny_trial(n: int = 40, p: int = 6, s: int = 2, seed: int = 0, lam: float = 
     b = 0.5
     problem = tiny_problem(n, p, s, seed)
     return Trial(problem.clipped(b, b) if clip else problem, b_x=b, b_y=b, r=1.1, lam=lam, solver=solver,
-                 delta=delta)
+                 delta=delta, instances=PluginInstances())
 
 
 # --------------------------------------------------------------------------- helpers
@@ -192,7 +194,7 @@ def _check_supports(label, S, n_draws, p, s, what="supports"):
 
 def _check_draws(label, d, n_draws, p, s, dp_type):
     if not isinstance(d, Draws):
-        _fail(label, f"draw returned a {type(d).__name__}, expected dpbench.base.Draws")
+        _fail(label, f"draw returned a {type(d).__name__}, expected dpbench.core.contracts.Draws")
     _check_supports(label, d.supports, n_draws, p, s, "Draws.supports")
     if not isinstance(d.certified, (bool, np.bool_)):
         _fail(label, f"Draws.certified is {d.certified!r}, expected a bool")
@@ -257,7 +259,7 @@ def _compare_fingerprints(label, before, after, during):
         if before.get(path) != after.get(path):
             _fail(label, f"{during} mutated `prepared` at {path} (before: {before.get(path, 'absent')}, "
                          f"after: {after.get(path, 'absent')}); prepared is read-only after prepare "
-                         "(per-epsilon caches belong in a dpbench.base.Memo)")
+                         "(per-epsilon caches belong in a dpbench.core.contracts.Memo)")
 
 
 def _draws_difference(a: Draws, b: Draws) -> str | None:
@@ -279,7 +281,7 @@ def _rng(*key) -> np.random.Generator:
 
 
 def check_selector(cls: type, problems=PROBLEMS, **params) -> None:
-    """Check a :class:`dpbench.base.Selector` subclass against the selector contract.
+    """Check a :class:`dpbench.core.contracts.Selector` subclass against the selector contract.
 
     On each tiny problem (``problems``: (n, p, s, seed) tuples; Λ = 1, the ``enumerate``
     oracle, run δ = 1e-6, data clipped unless the class declares ``preprocessing =
@@ -287,13 +289,13 @@ def check_selector(cls: type, problems=PROBLEMS, **params) -> None:
 
     * the class declarations (base class, name, ``dp_type``, ``neighbouring``, ``params``),
       as the plugin registry does;
-    * every :class:`~dpbench.base.Draws` at several ε: supports int64 of shape
+    * every :class:`~dpbench.core.contracts.Draws` at several ε: supports int64 of shape
       (n_draws, s), rows sorted, distinct, in [0, p) (also when uncertified); valid
       ``certified``, ``epsilon_spent``, ``delta`` (0 for pure DP), JSON diagnostics;
     * randomness only from the rng: the same seed gives the same draws, and a fresh
       ``prepare`` (same seed, fresh trial) gives the same draws as one reused across ε;
     * ``prepared`` not mutated by ``draw`` or ``log_prob`` (a digest of every array and
-      value in it, :class:`~dpbench.base.Memo` contents excepted, before and after);
+      value in it, :class:`~dpbench.core.contracts.Memo` contents excepted, before and after);
     * a preparation stored as the results store does (``save_prepared``, the artefact
       encoding, ``load_prepared``, no pickle) gives the same draws and ``log_prob`` as the
       fresh one;
@@ -447,7 +449,7 @@ def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: fl
 
     Exact mode when the class gives ``log_prob`` (privacy loss and hockey-stick divergence over
     all C(p, s) supports), Monte-Carlo lower bounds on ε otherwise; each pair is held to the
-    guarantee its rows state (:mod:`dpbench.audit`, docs/auditing.md). Use it in a plugin's own
+    guarantee its rows state (:mod:`dpbench.bench.audit`, docs/auditing.md). Use it in a plugin's own
     tests next to :func:`check_selector`::
 
         def test_my_selector_is_private():
@@ -459,7 +461,7 @@ def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: fl
     cls : type
         The selector class (registered or not).
     quick : bool
-        The small budget (:data:`dpbench.audit.QUICK_BUDGET`) instead of the default one.
+        The small budget (:data:`dpbench.bench.audit.QUICK_BUDGET`) instead of the default one.
     seed : int
         Seed of every pair and draw.
     epsilon, delta : float
@@ -471,7 +473,7 @@ def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: fl
 
     Returns
     -------
-    dpbench.audit.SelectorAudit
+    dpbench.bench.audit.SelectorAudit
         ``finding`` (bool), ``worst`` (the pair and its figures), ``mode``, ``claims``,
         ``reproduce`` (the command line of the worst pair).
 
@@ -482,7 +484,7 @@ def audit_selector(cls: type, *, quick: bool = False, seed: int = 0, epsilon: fl
     UserInputError
         A refused parameter or audit size.
     """
-    from .audit import DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, audit_instance
+    from dpbench.bench.audit import DEFAULT_BUDGET, QUICK_BUDGET, AuditSetup, audit_instance
 
     try:
         check_plugin_class("selector", cls)
@@ -500,7 +502,7 @@ def _rel_close(a, b, tol=1e-6) -> bool:
 
 
 def check_solver(cls: type, problems=((40, 8, 3, 0), (30, 7, 2, 1)), lam: float = 1.0, **params) -> None:
-    """Check a :class:`dpbench.base.Solver` subclass against brute force on tiny problems.
+    """Check a :class:`dpbench.core.contracts.Solver` subclass against brute force on tiny problems.
 
     For each problem (clipped Gaussian design, Λ = ``lam``, r = 1.1) it checks that the
     session's certified answers equal the enumeration of every support: the optimum, the
@@ -514,7 +516,7 @@ def check_solver(cls: type, problems=((40, 8, 3, 0), (30, 7, 2, 1)), lam: float 
     ------
     AssertionError
         Naming the solver, the query and the disagreement.
-    dpbench.errors.SolverLimitError
+    dpbench.core.errors.SolverLimitError
         From ``session`` when the backend is unavailable here (callers may skip).
     """
     try:
@@ -586,7 +588,7 @@ def _check_oracle_result(label, query, res, score, p, s):
 
 
 def check_generator(cls: type, **params) -> None:
-    """Check a :class:`dpbench.base.Generator` subclass on one small setting (``**params``).
+    """Check a :class:`dpbench.core.contracts.Generator` subclass on one small setting (``**params``).
 
     Checks: ``X`` float64 of shape (n, p) and ``y`` of shape (n,), finite; n, p, s equal
     to the declared parameters of that name; a true support int64 of shape (s,), sorted,
@@ -607,7 +609,7 @@ def check_generator(cls: type, **params) -> None:
     label = f"generator {cls.name!r} with {params}"
     a, b, c = (gen.generate(np.random.default_rng(seed)) for seed in (11, 11, 12))
     if not isinstance(a, Problem):
-        _fail(label, f"generate returned a {type(a).__name__}, expected dpbench.problem.Problem")
+        _fail(label, f"generate returned a {type(a).__name__}, expected dpbench.core.problem.Problem")
     X, y = a.X, a.y
     if X.ndim != 2 or X.dtype != np.float64 or y.shape != (X.shape[0],):
         _fail(label, f"X has shape {X.shape} and dtype {X.dtype}, y shape {y.shape}; expected float64 (n, p) and (n,)")

@@ -20,11 +20,11 @@ import numpy as np
 from scipy.integrate import simpson
 from scipy.special import logsumexp
 
-from dpbench import Draws, Selector
-from dpbench.privacy.lipschitz import sample_members, select_class, utility_classes
-from dpbench.supports import iter_supports, log_binom, uniform_supports
+from dpbench.api import Draws, Selector
+from dpbench.core.privacy.lipschitz import sample_members, select_class, utility_classes
+from dpbench.core.supports import iter_supports, log_binom, uniform_supports
 from dpbench_plugins.selectors.dpsis import DPSIS
-from dpbench_plugins.selectors.mistakes import Mistakes
+from dpbench_plugins.selectors.swaps.mistakes import Mistakes
 from dpbench_plugins.selectors.sampagg import SampAgg
 
 

@@ -1,4 +1,4 @@
-"""A neighbouring pair on which the optimum S1 flips (twin columns 2 and 3; design.md 4.3).
+"""A neighbouring pair on which the optimum S1 flips (twin columns 2 and 3; docs/methods/mistakes.md).
 
 p = 7, s = 2, n = 53, Lambda = 1, b_x = b_y = 0.5, r = 1.1: columns 2 and 3 are near copies,
 so R({0, 2}) and R({0, 3}) almost tie; replacing row 0 by the corner vector
@@ -9,7 +9,9 @@ epsilon = 1 (1.51 epsilon; the tests re-check the flip and the loss).
 
 import numpy as np
 
-from dpbench import Problem, Trial
+from dpbench.api import Problem
+from dpbench.bench.trial import Trial
+from dpbench.bench.registry import PluginInstances
 
 B, RR, LAM = 0.5, 1.1, 1.0
 CORNER = np.array([-0.5, -0.5, 0.5, -0.5, -0.5, 0.5, -0.5])
@@ -29,4 +31,4 @@ def flip_pair(seed=9, n=53, p=7):
 
 
 def trial_of(problem, lam=LAM, delta=0.0):
-    return Trial(problem, b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", delta=delta)
+    return Trial(problem, b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", delta=delta, instances=PluginInstances())

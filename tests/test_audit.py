@@ -21,16 +21,16 @@ from scipy.stats import binomtest
 from test_mistakes_ptr import _dist, hockey_stick as ptr_hockey_stick
 from test_topr_mistakes import _max_ratio, neighbour_pairs, toeplitz_problem
 
-from dpbench.audit import QUICK_BUDGET, AuditSetup, Pair, audit_instance
-from dpbench.audit.engine import exact_pair
-from dpbench.audit.laws import clopper_pearson, clopper_pearson_scipy, evaluate_event, hockey_stick, privacy_loss
-from dpbench.audit.pairs import search_pairs
+from dpbench.bench.audit import QUICK_BUDGET, AuditSetup, Pair, audit_instance
+from dpbench.bench.audit.engine import exact_pair
+from dpbench.bench.audit.laws import clopper_pearson, clopper_pearson_scipy, evaluate_event, hockey_stick, privacy_loss
+from dpbench.bench.audit.pairs import search_pairs
 from dpbench.cli.main import main
-from dpbench.plugin_manager import Entry, registry
+from dpbench.bench.registry import Entry, registry
 from dpbench.testing import all_supports, audit_selector
-from dpbench_plugins.selectors.mistakes import Mistakes
-from dpbench_plugins.selectors.mistakes_ptr import MistakesPTR
-from dpbench_plugins.selectors.topr import TopR
+from dpbench_plugins.selectors.swaps.mistakes import Mistakes
+from dpbench_plugins.selectors.swaps.mistakes_ptr import MistakesPTR
+from dpbench_plugins.selectors.swaps.topr import TopR
 
 BUILTINS = ("exhaustive", "topr", "mistakes", "mistakes-ptr", "dpsis", "sampagg", "mcmc")
 THIRDPARTY = Path(__file__).parent / "thirdparty"
@@ -262,7 +262,7 @@ def test_plot_of_an_audit(tmp_path, monkeypatch):
 
 
 def test_third_party_selectors_audited_from_their_source(monkeypatch):
-    """The README's `random` example holds its claim; its leaky variant is caught (Monte-Carlo)."""
+    """docs/plugins.md's `random` example holds its claim; its leaky variant is caught (Monte-Carlo)."""
     monkeypatch.syspath_prepend(str(THIRDPARTY))
     monkeypatch.delitem(sys.modules, "dpbench_coinflip.random_example", raising=False)
     from dpbench_coinflip.random_example import LeakyRandom, RandomSupport

@@ -13,9 +13,10 @@ import sqlite3
 import numpy as np
 import pytest
 
-from dpbench import Draws, Selector, UserInputError
+from dpbench.api import Draws, Selector
+from dpbench import UserInputError
 from dpbench.cli.main import main
-from dpbench.plugin_manager import Entry, registry
+from dpbench.bench.registry import Entry, registry
 
 SMALL = ["--methods", "exhaustive", "--p", "8", "--n", "60", "--s", "2", "--trials", "1", "--draws", "5"]
 
@@ -150,7 +151,7 @@ def test_unknown_loss_lists_the_known_losses(tmp_path, capsys):
 
 
 def test_locked_database_is_waited_for_then_refused(tmp_path, capsys, monkeypatch):
-    import dpbench.results.store as store
+    import dpbench.bench.results.store as store
 
     db = tmp_path / "r.db"
     assert run(capsys, "compare", *SMALL, "--out", str(db))[0] == 0

@@ -15,9 +15,9 @@ import itertools
 import numpy as np
 import pytest
 
-from dpbench.oracle.constraints import ConstraintSet
-from dpbench.oracle.relaxation import child_bounds, relaxation_bound
-from dpbench.score import RidgeScore
+from dpbench.core.oracle.constraints import ConstraintSet
+from dpbench.core.oracle.relaxation import child_bounds, relaxation_bound
+from dpbench.core.score import RidgeScore
 
 
 def _problem(seed, n=12, p=10):
@@ -79,7 +79,7 @@ def test_child_bounds_prune_children_a_node_bound_cannot():
 
 @pytest.mark.parametrize("lam,r", [(0.1, 1.1), (1.0, np.inf), (0.1, 0.3)])
 def test_search_with_inherited_dual_points_matches_brute_force(lam, r):
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     s = 3
     inherited = 0  # nodes bounded by their parent's dual point (the path under test)

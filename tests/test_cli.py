@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpbench import Draws, Problem, Selector, UserInputError
+from dpbench.api import Draws, Problem, Selector
+from dpbench import UserInputError
 from dpbench.cli.main import main
-from dpbench.plugin_manager import Entry, registry
+from dpbench.bench.registry import Entry, registry
 
 DPBENCH = [sys.executable, "-m", "dpbench.cli"]
 
@@ -257,7 +258,7 @@ def test_recovery_interval_is_rounded_outwards():
     # 0 exact recoveries in 1000 draws: Wilson upper bound 3.84/1003.84 = 0.0038, which
     # rounding to nearest printed as "0.00 [0.00,0.00]"
     from dpbench.cli.tables import rate_text
-    from dpbench.results.summary import rate_interval
+    from dpbench.bench.results.summary import rate_interval
 
     lo, hi = rate_interval(0, 1000, "wilson")
     assert 0.003 < hi < 0.004

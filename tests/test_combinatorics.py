@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-import dpbench.supports as comb
-from dpbench.supports import (iter_supports, log_binom, n_supports, single_swaps, support_ids, uniform_supports, unrank_support)
+import dpbench.core.supports as comb
+from dpbench.core.supports import (iter_supports, log_binom, n_supports, single_swaps, support_ids, uniform_supports, unrank_support)
 
 CASES = [(1, 1), (5, 1), (6, 5), (7, 3), (9, 4), (10, 9), (12, 6), (13, 2)]
 

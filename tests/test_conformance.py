@@ -14,11 +14,12 @@ import numpy as np
 import pluggy
 import pytest
 
-from dpbench import Draws, Selector, hookimpl
-from dpbench.base import EXPONENTIAL_MECHANISM, Memo
-from dpbench.errors import SolverLimitError
-from dpbench.plugin_manager import build_registry, check_plugin_class, registry
-from dpbench.supports import uniform_supports
+from dpbench.api import Draws, Selector, hookimpl
+from dpbench.core.contracts.selector import EXPONENTIAL_MECHANISM
+from dpbench.core.preparation import Memo
+from dpbench.core.errors import SolverLimitError
+from dpbench.bench.registry import build_registry, check_plugin_class, registry
+from dpbench.core.supports import uniform_supports
 from dpbench.testing import (all_supports, check_generator, check_selector, check_solver,
                              exponential_mechanism_log_probs, tiny_trial)
 
@@ -228,7 +229,7 @@ def test_undeclared_dp_type_fails_the_check():
 
 
 def test_bss_without_any_support_fails_the_row_instead_of_minus_one():
-    from dpbench.base import OracleResult
+    from dpbench.core.contracts.oracle import OracleResult
 
     trial = tiny_trial(solver="enumerate")
     trial.cache[("optimum", "enumerate")] = OracleResult(None, np.inf, 0.0, "time_limit", message="limit")
@@ -300,12 +301,12 @@ class _BadDiagnostics(Good):
 
 
 @pytest.mark.parametrize("obj, message", [
-    (int, r"is not a subclass of dpbench.base.Selector"),
+    (int, r"is not a subclass of dpbench.core.contracts.Selector"),
     (_Abstract, r"does not implement draw"),
     (_NoName, r"has no name"),
-    (_BadParams, r"params must be a dict of dpbench.base.Param"),
+    (_BadParams, r"params must be a dict of dpbench.core.contracts.Param"),
     (_NoNeighbours, r"declares no neighbouring relation"),
-    (_BadDiagnostics, r"diagnostics must be a dict of dpbench.base.Diagnostic"),
+    (_BadDiagnostics, r"diagnostics must be a dict of dpbench.core.contracts.Diagnostic"),
 ], ids=["not-a-selector", "abstract", "no-name", "bad-params", "no-neighbouring", "bad-diagnostics"])
 def test_registration_skips_a_broken_class_with_one_warning(obj, message):
     @hookimpl

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpbench.data_io import STANDARDIZE_MODES, load_table, read_npz_verified, standardize_arrays
-from dpbench.errors import UnknownNameError, UserInputError
-from dpbench.plugin_manager import registry
-from dpbench.problem import add_noise_at_snr
+from dpbench.core.datafiles import STANDARDIZE_MODES, load_table, read_npz_verified, standardize_arrays
+from dpbench.core.errors import UnknownNameError, UserInputError
+from dpbench.bench.registry import registry
+from dpbench.core.problem import add_noise_at_snr
 
 # Documented shapes (issue 7) and the sha256 of the shipped files, recorded independently
 # of the provenance .toml files so that a changed file AND a changed record both fail here.
@@ -323,7 +323,7 @@ def test_planted_errors():
 
 
 def test_problem_from_dataset(tmp_path):
-    from dpbench.data_io import problem_from_dataset
+    from dpbench.bench.datasets import problem_from_dataset
 
     P = problem_from_dataset({"dataset": "diabetes", "s": 3})
     assert P.X.shape == (442, 10) and P.s == 3 and P.true_support is None

@@ -15,10 +15,12 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import kendalltau
 
-from dpbench import Problem, Trial
-from dpbench.score.kendall import concordance, kendall_ranks, strict_ranks
+from dpbench.api import Problem
+from dpbench.bench.trial import Trial
+from dpbench.core.score.kendall import concordance, kendall_ranks, strict_ranks
 from dpbench.testing import chi_square_gof
 from dpbench_plugins.selectors.dpkendall import DPKendall
+from dpbench.bench.registry import PluginInstances
 
 ALPHA = 1e-4
 
@@ -29,7 +31,7 @@ def brute_k(a, b):
 
 
 def trial_of(X, y, s=2):
-    return Trial(Problem(np.asarray(X, float), np.asarray(y, float), s), b_x=1.0, b_y=1.0, r=1.0, lam=0.0)
+    return Trial(Problem(np.asarray(X, float), np.asarray(y, float), s), b_x=1.0, b_y=1.0, r=1.0, lam=0.0, instances=PluginInstances())
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -8,9 +8,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import check_estimator
 
 import dpbench
-from dpbench.trial import DEFAULT_LAM
-from dpbench import RidgeScore, UserInputError
-from dpbench.supports import iter_supports
+from dpbench.bench.trial import DEFAULT_LAM
+from dpbench.api import RidgeScore
+from dpbench import UserInputError
+from dpbench.core.supports import iter_supports
 
 
 def _data(seed=0, n=150, p=8):

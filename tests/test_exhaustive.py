@@ -1,4 +1,4 @@
-"""Selector ``exhaustive`` (design.md 4.1): exact probabilities and exact sampling.
+"""Selector ``exhaustive`` (docs/methods/exponential-mechanism.md): exact probabilities and exact sampling.
 
 The reference distribution is built by brute force, independently of the selector's
 streaming code (:func:`dpbench.testing.exponential_mechanism_log_probs`: every support from
@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from dpbench.trial import Trial
-from dpbench.errors import UserInputError
+from dpbench.bench.trial import Trial
+from dpbench.core.errors import UserInputError
 from dpbench.testing import chi_square_gof
 from dpbench.testing import exponential_mechanism_log_probs as brute_force_log_probs
 from dpbench_plugins.selectors.exhaustive import Exhaustive
 from dpbench_plugins.generators.toeplitz import Toeplitz
+from dpbench.bench.registry import PluginInstances
 
 B_X = B_Y = 0.5
 R, LAM = 1.1, 1.0
@@ -28,7 +29,7 @@ ALPHA = 1e-3  # chi-square rejection level; the seeds are fixed, so the outcome 
 
 def make_trial(n=30, p=8, s=3, seed=0, lam=LAM):
     problem = Toeplitz(n=n, p=p, s=s, snr=2.0).generate(np.random.default_rng(seed))
-    return Trial(problem.clipped(B_X, B_Y), b_x=B_X, b_y=B_Y, r=R, lam=lam)
+    return Trial(problem.clipped(B_X, B_Y), b_x=B_X, b_y=B_Y, r=R, lam=lam, instances=PluginInstances())
 
 
 def streaming():

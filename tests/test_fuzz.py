@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from dpbench.cli.main import main
-from dpbench.data_io import load_table
-from dpbench.errors import UserInputError
+from dpbench.core.datafiles import load_table
+from dpbench.core.errors import UserInputError
 
 GOOD_CSV = "a,b,c,y\n0.1,2,3,1.5\n-1,0.5,2,0.2\n3,1,-2,2.5\n0.7,0.1,1,-1\n"
 
@@ -140,8 +140,8 @@ def fuzz_db(tmp_path_factory):
 
 
 def check_cli(tmp_path, fuzz_db, capsys, monkeypatch, seed: int, count: int):
-    from dpbench.runner import execute as runner
-    from dpbench.runner.config import OPTIONS
+    from dpbench.bench import run as runner
+    from dpbench.bench.config import OPTIONS
 
     def stop(*a, **k):
         raise Accepted

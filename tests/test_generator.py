@@ -1,4 +1,4 @@
-"""Generator ``toeplitz`` (design.md section 8): exact SNR, Toeplitz correlation, support."""
+"""Generator ``toeplitz`` (docs/reproductions.md): exact SNR, Toeplitz correlation, support."""
 
 import math
 import tracemalloc
@@ -6,7 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from dpbench.errors import UserInputError
+from dpbench.core.errors import UserInputError
 from dpbench_plugins.generators.toeplitz import Toeplitz, toeplitz_rows
 
 

@@ -1,6 +1,6 @@
 """The Schur/Gershgorin branch and bound of unconstrained OA calls (issue 15) against brute force.
 
-* :func:`dpbench.oracle.bounds._row_tops` and :func:`gram_row_tops` (symmetric tiles, group
+* :func:`dpbench.core.oracle.bounds._row_tops` and :func:`gram_row_tops` (symmetric tiles, group
   maxima, universes) against exact sorting of the Gram rows;
 * the cheap floor on the Gershgorin radius never exceeds the radius the node bound uses;
 * node bounds built from universe-restricted tops never exceed any completion's score;
@@ -11,11 +11,11 @@
 import numpy as np
 import pytest
 
-from dpbench.oracle.bounds import _row_tops, gram_row_tops
-from dpbench.oracle.constraints import ConstraintSet
-from dpbench.plugin_manager import registry
-from dpbench.score import RidgeScore
-from dpbench.supports import iter_supports
+from dpbench.core.oracle.bounds import _row_tops, gram_row_tops
+from dpbench.core.oracle.constraints import ConstraintSet
+from dpbench.bench.registry import registry
+from dpbench.core.score import RidgeScore
+from dpbench.core.supports import iter_supports
 from dpbench.testing import all_supports
 
 

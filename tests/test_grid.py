@@ -5,8 +5,9 @@ import sqlite3
 
 import pytest
 
-from dpbench.cli.main import COMPARE_DEFAULTS, build_run_configs, main
-from dpbench.runner.config import grid_points, load_config
+from dpbench.bench.config import COMPARE_DEFAULTS, build_run_configs
+from dpbench.cli.main import main
+from dpbench.bench.config import grid_points, load_config
 
 SMALL = ["--p", "10", "--s", "2", "--n", "150", "--trials", "2", "--draws", "6"]
 

@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from dpbench import Draws
-from dpbench.base import has_guarantee
+from dpbench.api import Draws
+from dpbench.core.contracts.selector import has_guarantee
 from dpbench.cli.main import main
-from dpbench.evaluation.metrics import summarize
-from dpbench_plugins.selectors.mistakes import Mistakes
+from dpbench.bench.evaluation.metrics import summarize
+from dpbench_plugins.selectors.swaps.mistakes import Mistakes
 
 from flip_pair import flip_pair, trial_of
 

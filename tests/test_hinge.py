@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpbench import Trial
+from dpbench.bench.trial import Trial
 from dpbench.cli.main import main
-from dpbench.errors import UserInputError
-from dpbench.oracle.generic import GenericSession
-from dpbench.plugin_manager import registry
-from dpbench.problem import Problem
-from dpbench.score.hinge import HingeScore
+from dpbench.core.errors import UserInputError
+from dpbench.core.oracle.generic import GenericSession
+from dpbench.bench.registry import registry
+from dpbench.core.problem import Problem
+from dpbench.core.score.hinge import HingeScore
+from dpbench.bench.registry import PluginInstances
 
 
 def _data(seed, n=60, p=7, s=2):
@@ -132,7 +133,7 @@ def test_classification_labels_follow_the_logistic_model():
 
 def test_exhaustive_with_hinge_is_the_exponential_mechanism_of_the_hinge_score():
     X, y, pr = _data(5, n=200, p=7, s=2)
-    trial = Trial(registry().loss("hinge")().prepare(pr, 0.5, 0.5), lam=100.0, r=1.1, loss="hinge")
+    trial = Trial(registry().loss("hinge")().prepare(pr, 0.5, 0.5), lam=100.0, r=1.1, loss="hinge", instances=PluginInstances())
     allS = np.array(list(itertools.combinations(range(7), 2)))
     sc = HingeScore(trial.problem.X, trial.problem.y, lam=100.0, r=1.1)(allS)
     sel = registry().selector("exhaustive")()

@@ -19,15 +19,16 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, chi2_contingency
 
-import dpbench.privacy.accounting as acc
-from dpbench.problem import Problem
-from dpbench.privacy.accounting import (CALIBRATION_RTOL, Step, calibrate, compose_with_pure, epsilon,
+import dpbench.core.privacy.accounting as acc
+from dpbench.core.problem import Problem
+from dpbench.core.privacy.accounting import (CALIBRATION_RTOL, Step, calibrate, compose_with_pure, epsilon,
                                         template_steps)
-from dpbench.privacy.sensitivity import gradient_sensitivity
-from dpbench.trial import Trial
+from dpbench.core.privacy.sensitivity import gradient_sensitivity
+from dpbench.bench.trial import Trial
 from dpbench_plugins.selectors import fw_lasso, noisy_iht
 from dpbench_plugins.selectors.fw_lasso import FWLasso, fw_step_sizes, fw_template
 from dpbench_plugins.selectors.noisy_iht import NoisyIHT, iht_template
+from dpbench.bench.registry import PluginInstances
 
 DELTA = 1e-6
 
@@ -144,7 +145,7 @@ def test_gradient_sensitivity_bounds_random_pairs_and_is_attained():
 
 def _trial(X, y, s, r=1.1, b=0.5):
     return Trial(Problem(np.asarray(X, float), np.asarray(y, float), s).clipped(b, b), b_x=b, b_y=b, r=r,
-                 lam=1.0, delta=DELTA)
+                 lam=1.0, delta=DELTA, instances=PluginInstances())
 
 
 def _tiny(n=40, p=5, s=2, seed=3):

@@ -1,4 +1,4 @@
-"""The active-set k-support relaxation of dpbench.oracle.ksupport ("prox" node relaxations).
+"""The active-set k-support relaxation of dpbench.core.oracle.ksupport ("prox" node relaxations).
 
 * the squared k-support norm and its prox against direct numerical minimisation (their
   definitions as minima over the weights z);
@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpbench.oracle import OASession
-from dpbench.oracle.ksupport import ksupport_alpha, prox_sq_ksupport, sq_ksupport
-from dpbench.oracle.outer_approximation import ConstraintSet
-from dpbench.oracle.relaxation import groups_of, relaxation_bound
-from dpbench.score import RidgeScore
+from dpbench.core.oracle import OASession
+from dpbench.core.oracle.ksupport import ksupport_alpha, prox_sq_ksupport, sq_ksupport
+from dpbench.core.oracle import ConstraintSet
+from dpbench.core.oracle.relaxation import groups_of, relaxation_bound
+from dpbench.core.score import RidgeScore
 from test_relaxation import _problem, assert_per_feature_valid
 
 TOL = 1e-9

@@ -13,10 +13,12 @@ import pytest
 from scipy.optimize import minimize
 
 import dpbench_plugins.selectors.mcmc as mcmc_mod
-from dpbench import Trial, UserInputError
-from dpbench.plugin_manager import registry
-from dpbench.privacy.sensitivity import l1_sensitivity
-from dpbench.score.l1 import project_l1_ball, solve_l1_blocks
+from dpbench.bench.trial import Trial
+from dpbench import UserInputError
+from dpbench.bench.registry import registry
+from dpbench.core.privacy.sensitivity import l1_sensitivity
+from dpbench.core.score.l1 import project_l1_ball, solve_l1_blocks
+from dpbench.bench.registry import PluginInstances
 
 
 def scipy_l1(X, y, B):
@@ -128,7 +130,7 @@ def test_sensitivity_bound_holds_and_is_nearly_attained():
 
 def make_trial(n=40, p=7, s=3, seed=4):
     prob = registry().generator("toeplitz")(n=n, p=p, s=s).generate(np.random.default_rng(seed))
-    return Trial(prob.clipped(0.5, 0.5), b_x=0.5, b_y=0.5, r=1.1, lam=0.5)
+    return Trial(prob.clipped(0.5, 0.5), b_x=0.5, b_y=0.5, r=1.1, lam=0.5, instances=PluginInstances())
 
 
 def test_l1_chain_is_reversible_for_the_l1_exponential_mechanism():

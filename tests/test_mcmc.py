@@ -20,9 +20,11 @@ from scipy.special import logsumexp
 from scipy.stats import chisquare
 
 import dpbench_plugins.selectors.mcmc as mcmc_mod
-from dpbench import Trial, UserInputError
-from dpbench.supports import iter_supports
-from dpbench.plugin_manager import registry
+from dpbench.bench.trial import Trial
+from dpbench import UserInputError
+from dpbench.core.supports import iter_supports
+from dpbench.bench.registry import registry
+from dpbench.bench.registry import PluginInstances
 
 TV_TOL = 0.06
 N_CHAINS = 4000
@@ -30,7 +32,7 @@ N_CHAINS = 4000
 
 def make_trial(n, p, s, lam, r=1.1, seed=0):
     prob = registry().generator("toeplitz")(n=n, p=p, s=s).generate(np.random.default_rng(seed))
-    return Trial(prob.clipped(0.5, 0.5), b_x=0.5, b_y=0.5, r=r, lam=lam)
+    return Trial(prob.clipped(0.5, 0.5), b_x=0.5, b_y=0.5, r=r, lam=lam, instances=PluginInstances())
 
 
 def exact_pi(trial, epsilon):
@@ -159,7 +161,7 @@ def test_one_step_of_sampler_matches_transition_row():
 def test_incremental_scores_equal_shared_score():
     trial = make_trial(50, 30, 4, lam=0.0, r=0.4, seed=2)  # mix of active / inactive l2 bound
     rng = np.random.default_rng(5)
-    from dpbench.supports import uniform_supports
+    from dpbench.core.supports import uniform_supports
 
     init = uniform_supports(rng, trial.p, trial.s, 500)
     state = mcmc_mod.ChainState(mcmc_mod.design_transposed(trial), trial.score, init)
@@ -248,7 +250,7 @@ def test_bad_parameters():
 def test_single_chain_scores_match_shared_score():
     """Regression: one chain (a one-row batch) used to get wrong scores because the shared
     solve_blocks overwrote its ``c`` argument in place for one-row blocks."""
-    from dpbench.score import solve_blocks
+    from dpbench.core.score import solve_blocks
 
     trial = make_trial(80, 40, 3, lam=1.0)
     S = np.array([[0, 1, 2]])

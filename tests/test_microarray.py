@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpbench.data_io import problem_from_dataset, standardize_arrays
-from dpbench.errors import UserInputError
-from dpbench.plugin_manager import registry
+from dpbench.bench.datasets import problem_from_dataset
+from dpbench.core.datafiles import standardize_arrays
+from dpbench.core.errors import UserInputError
+from dpbench.bench.registry import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,7 +115,7 @@ def test_dpsis_on_a_shipped_set_meets_the_paper_assumptions():
 
 
 def test_several_datasets_form_one_setting_each(tmp_path):
-    from dpbench.cli.main import COMPARE_DEFAULTS, build_run_config
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "dataset": ["sorlie", "alon"], "s": [5, 7],
             "standardize": "dpsis", "reference": "sis"}

@@ -13,10 +13,11 @@ import pytest
 from flip_pair import flip_pair, trial_of
 from test_topr_mistakes import enumerate_all, neighbour_pairs, toeplitz_problem
 
-from dpbench import Trial
-from dpbench_plugins.selectors import mistakes_ptr
-from dpbench_plugins.selectors.mistakes import Mistakes
-from dpbench_plugins.selectors.mistakes_ptr import MistakesPTR, log_pass_probability, ptr_threshold, stability_distance
+from dpbench.bench.trial import Trial
+from dpbench_plugins.selectors.swaps import mistakes_ptr
+from dpbench_plugins.selectors.swaps.mistakes import Mistakes
+from dpbench_plugins.selectors.swaps.mistakes_ptr import MistakesPTR, log_pass_probability, ptr_threshold, stability_distance
+from dpbench.bench.registry import PluginInstances
 
 B, RR = 0.5, 1.1
 
@@ -105,7 +106,7 @@ def test_audit_has_power_when_the_threshold_is_wrong(monkeypatch):
 
 
 def _trial(problem, lam, delta):
-    return Trial(problem.clipped(B, B), b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", delta=delta)
+    return Trial(problem.clipped(B, B), b_x=B, b_y=B, r=RR, lam=lam, solver="enumerate", delta=delta, instances=PluginInstances())
 
 
 def test_exact_audit_on_random_and_adversarial_pairs():
@@ -158,13 +159,13 @@ def test_a_tie_from_duplicated_columns_is_a_gap_of_zero():
     assert stability_distance(-6.66e-16, D) == stability_distance(0.0, D) == -1
     with pytest.raises(ValueError, match="must be >= 0"):
         stability_distance(-1e-6, D)
-    from dpbench import Problem
+    from dpbench.api import Problem
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 5))
     X[:, 3] = X[:, 1]  # a duplicated probe carrying the signal
     y = 2.0 * X[:, 1] + 0.1 * rng.normal(size=40)
-    trial = Trial(Problem(X, y, 1).clipped(B, B), b_x=B, b_y=B, r=RR, lam=1.0, solver="enumerate", delta=1e-6)
+    trial = Trial(Problem(X, y, 1).clipped(B, B), b_x=B, b_y=B, r=RR, lam=1.0, solver="enumerate", delta=1e-6, instances=PluginInstances())
     sel = MistakesPTR()
     prep = sel.prepare(trial, None)
     assert prep.ok and prep.d == -1 and abs(prep.mistakes.gap) <= 1e-9 * 2 * trial.sensitivity

@@ -15,17 +15,17 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpbench import Trial
-from dpbench.errors import UserInputError
-from dpbench.plugin_manager import registry
-from dpbench.problem import Problem
+from dpbench.bench.trial import Trial
+from dpbench.core.errors import UserInputError
+from dpbench.bench.registry import registry
+from dpbench.core.problem import Problem
 from dpbench_plugins.estimators.objpert import calibrate, sample_noise
 
 B_X, B_Y, R = 0.5, 0.5, 1.1
 
 
 def _trial(X, y, lam, s, r=R, loss="least-squares"):
-    return Trial(Problem(X, y, s=s), b_x=B_X, b_y=B_Y, r=r, lam=lam, loss=loss)
+    return Trial(Problem(X, y, s=s), b_x=B_X, b_y=B_Y, r=r, lam=lam, loss=loss, instances=PluginInstances())
 
 
 def _log_nu(b, s, eps_b, G):
@@ -232,10 +232,14 @@ def test_hinge_is_refused():
 # --------------------------------------------------------------------------- the runner (--estimate)
 
 from dpbench.cli.main import main  # noqa: E402
-from dpbench.evaluation.estimation import split_rows  # noqa: E402
-from dpbench.results.frame import load_results  # noqa: E402
-from dpbench.runner.execute import RunConfig, _canon, make_problem, plan, run_trial  # noqa: E402
-from dpbench.seeding import rng_for  # noqa: E402
+from dpbench.bench.evaluation.estimation import split_rows  # noqa: E402
+from dpbench.bench.results.frame import load_results  # noqa: E402
+from dpbench.bench.config import RunConfig, make_problem  # noqa: E402
+from dpbench.bench.keys import _canon  # noqa: E402
+from dpbench.bench.run import plan  # noqa: E402
+from dpbench.bench.worker import run_trial  # noqa: E402
+from dpbench.core.seeding import rng_for  # noqa: E402
+from dpbench.bench.registry import PluginInstances
 
 SETTING = {"generator": "toeplitz", "n": 60, "p": 7, "s": 2}
 
@@ -260,7 +264,7 @@ def test_rows_record_the_split_and_the_selection_runs_at_its_share_on_the_traini
     assert row["n"] == 42  # 60 - ceil(0.3 * 60)
     train, test = split_rows(make_problem(cfg, SETTING, 0), rng_for(cfg.seed, "split", _canon(SETTING), 0))
     assert (train.n, test.n) == (42, 18)
-    t = Trial.from_problem(train, cfg.privacy_setup)
+    t = Trial.from_problem(train, cfg.privacy_setup, instances=PluginInstances())
     sel = registry().selector("exhaustive")()
     prep = sel.prepare(t, np.random.default_rng(0))
     assert row["recovery_prob"] == pytest.approx(math.exp(sel.log_prob(t, prep, 1.5, train.true_support)), rel=1e-9)
@@ -308,11 +312,11 @@ def test_registry_checks_estimator_classes():
     """A class breaking the estimator contract is skipped with one warning naming the distribution."""
     import types
 
-    from dpbench import hookimpl
-    from dpbench.estimation_contract import Estimator
-    from dpbench.plugin_manager import build_registry
+    from dpbench.api import hookimpl
+    from dpbench.core.contracts.estimation import PrivateEstimator
+    from dpbench.bench.registry import build_registry
 
-    class Good(Estimator):
+    class Good(PrivateEstimator):
         name, dp_type, losses = "good", "pure", ("*",)
 
         def estimate(self, trial, supports, epsilon, rng):
@@ -330,7 +334,7 @@ def test_registry_checks_estimator_classes():
     class NoLosses(Good):
         name, losses = "nolosses", ()
 
-    class Abstract(Estimator):
+    class Abstract(PrivateEstimator):
         name, dp_type, losses = "abstract", "pure", ("*",)
 
     mod = types.ModuleType("mine")

@@ -79,11 +79,12 @@ def test_jobs_above_the_usable_cores_is_refused_unless_forced(capsys, tmp_path, 
 
 def test_draws_are_bounded_by_the_memory_estimate(capsys, tmp_path, monkeypatch):
     from dpbench.cli import main as climain, resources as cli
-    from dpbench.runner import execute
+    from dpbench.bench import config as execute
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_configs
 
     refused(capsys, [*SMALL, "--out", tmp_path / "a.db", "--draws", "1000000000"], match="GiB")
     # the estimate: per (method, ε) row of a trial a + b s bytes per draw, times the processes holding a trial
-    cfgs = climain.build_run_configs({**climain.COMPARE_DEFAULTS, "methods": ["topr"], "n": [100], "p": [10], "s": [3],
+    cfgs = build_run_configs({**COMPARE_DEFAULTS, "methods": ["topr"], "n": [100], "p": [10], "s": [3],
                                   "draws": [1000]})
     one = cli.memory_estimate(cfgs, 1)
     assert one == 24 * 100 * 10 + 1000 * (cli.DRAW_BYTES[0] + 3 * cli.DRAW_BYTES[1])
@@ -112,8 +113,8 @@ def test_unreadable_data_file(capsys, tmp_path, monkeypatch):
 
 
 def test_read_only_database_is_refused_before_any_trial(capsys, db_copy, monkeypatch):
-    from dpbench.results import store
-    from dpbench.runner import execute
+    from dpbench.bench.results import store
+    from dpbench.bench import run as execute
 
     real = os.access
     monkeypatch.setattr(store.os, "access", lambda p, mode: False if Path(p) == db_copy and mode == os.W_OK
@@ -143,7 +144,7 @@ def test_a_damaged_page_is_refused_the_same_way_by_every_command(capsys, db_copy
 
 
 def test_a_database_without_the_primary_key_is_left_untouched(capsys, tmp_path):
-    from dpbench.results import schema
+    from dpbench.bench.results import schema
 
     db = tmp_path / "other.db"
     con = sqlite3.connect(db)
@@ -222,7 +223,7 @@ def test_option_combinations_that_were_ignored(capsys, db_copy, tmp_path):
 
 
 def test_toml_with_a_byte_order_mark(tmp_path):
-    from dpbench.runner.config import load_config
+    from dpbench.bench.config import load_config
 
     cfg = tmp_path / "c.toml"
     cfg.write_bytes("\ufeffmethods = \"topr\"\ntrials = 2\n".encode("utf-8"))
@@ -277,7 +278,7 @@ def test_bss_json_parses_with_the_installed_highspy():
 def test_every_run_records_its_package_versions(small_db):
     import numpy
 
-    from dpbench.results.store import ResultStore
+    from dpbench.bench.results.store import ResultStore
 
     store = ResultStore(small_db, readonly=True)
     runs = store.runs()
@@ -383,7 +384,7 @@ def test_plot_against_a_setting_with_one_value(small_db, tmp_path, capsys):
 def test_no_number_is_wrapped_in_list_and_tables(capsys):
     from rich.console import Console
 
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     assert main(["list", "selectors"]) == 0
     out = capsys.readouterr().out

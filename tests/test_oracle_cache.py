@@ -9,8 +9,8 @@ partial support with two or more features; the answers must still equal brute fo
 import numpy as np
 import pytest
 
-from dpbench.supports import iter_supports
-from dpbench.score import RidgeScore
+from dpbench.core.supports import iter_supports
+from dpbench.core.score import RidgeScore
 
 
 def _problem(seed, n=50, p=14, lam=2.0, r=1.1):
@@ -24,7 +24,7 @@ def _problem(seed, n=50, p=14, lam=2.0, r=1.1):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_tiny_row_cache_overflow_keeps_answers_exact(seed):
-    from dpbench.oracle.outer_approximation import OASession
+    from dpbench.core.oracle import OASession
     from dpbench_plugins.solvers.highs import solve_master_highs
 
     s = 4

@@ -14,12 +14,13 @@ import time
 import numpy as np
 import pytest
 
-from dpbench import Trial
-from dpbench.plugin_manager import registry
-from dpbench.problem import Problem
-from dpbench.score import RidgeScore
+from dpbench.bench.trial import Trial
+from dpbench.bench.registry import registry
+from dpbench.core.problem import Problem
+from dpbench.core.score import RidgeScore
 
 from test_solvers import BACKENDS, make_problem
+from dpbench.bench.registry import PluginInstances
 
 
 def _busy():
@@ -87,11 +88,11 @@ def _trial(solver):
     beta[[0, 4, 9]] = 0.6
     y = X @ beta + 0.5 * rng.standard_normal(n)
     prob = Problem(X, y, s, true_support=np.array([0, 4, 9])).clipped(0.5, 0.5)
-    return Trial(prob, lam=2.0, solver=solver, solver_params={"enum_limit": 0} if solver != "enumerate" else {})
+    return Trial(prob, lam=2.0, solver=solver, solver_params={"enum_limit": 0} if solver != "enumerate" else {}, instances=PluginInstances())
 
 
 def _trial_record(solver):
-    from dpbench import toplist as _swaps
+    from dpbench.core import toplist as _swaps
 
     trial = _trial(solver)
     reg = registry()

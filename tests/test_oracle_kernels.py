@@ -1,6 +1,6 @@
-"""The compiled kernels of dpbench.oracle.kernels against their numpy references.
+"""The compiled kernels of dpbench.core.oracle.kernels against their numpy references.
 
-Each kernel runs the algorithm of a numpy function (dpbench.oracle.ksupport, .relaxation)
+Each kernel runs the algorithm of a numpy function (dpbench.core.oracle.ksupport, .relaxation)
 loop for loop, so on random inputs -- ties, zeros, need >= L, need = 0, fixed features, two
 groups, finite and infinite r, lam from 0.1 to 120 -- they agree to rounding (1e-9 relative,
 far below any difference a wrong formula or index would make). Validity of the bounds against
@@ -12,10 +12,10 @@ the same nodes.
 import numpy as np
 import pytest
 
-from dpbench.oracle import kernels as K
-from dpbench.oracle import ksupport as ks
-from dpbench.oracle import relaxation as rx
-from dpbench.score import RidgeScore
+from dpbench.core.oracle import kernels as K
+from dpbench.core.oracle import ksupport as ks
+from dpbench.core.oracle import relaxation as rx
+from dpbench.core.score import RidgeScore
 
 RTOL = 1e-9
 

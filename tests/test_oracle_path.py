@@ -17,10 +17,10 @@ import math
 import numpy as np
 import pytest
 
-from dpbench.oracle.constraints import ConstraintSet
-from dpbench.oracle.limits import tie_bar
-from dpbench.plugin_manager import registry
-from dpbench.score import RidgeScore
+from dpbench.core.oracle.constraints import ConstraintSet
+from dpbench.core.oracle.limits import tie_bar
+from dpbench.bench.registry import registry
+from dpbench.core.score import RidgeScore
 from dpbench.testing import all_supports
 
 

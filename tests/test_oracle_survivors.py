@@ -4,10 +4,10 @@ branch and bound over screened survivors on their own columns, against brute for
 import numpy as np
 import pytest
 
-from dpbench.oracle import session as session_mod
-from dpbench.oracle.constraints import ConstraintSet
-from dpbench.plugin_manager import registry
-from dpbench.supports import iter_supports
+from dpbench.core.oracle import session as session_mod
+from dpbench.core.oracle.constraints import ConstraintSet
+from dpbench.bench.registry import registry
+from dpbench.core.supports import iter_supports
 
 from test_solvers import make_problem
 

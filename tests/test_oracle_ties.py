@@ -9,14 +9,15 @@ The reference is brute force over all C(p, s) supports with the same tie rule.
 import numpy as np
 import pytest
 
-from dpbench import Trial
-from dpbench.supports import iter_supports
-from dpbench.oracle.outer_approximation import TIE_RTOL
-from dpbench.plugin_manager import registry
-from dpbench.problem import Problem
-from dpbench.score import RidgeScore
+from dpbench.bench.trial import Trial
+from dpbench.core.supports import iter_supports
+from dpbench.core.oracle import TIE_RTOL
+from dpbench.bench.registry import registry
+from dpbench.core.problem import Problem
+from dpbench.core.score import RidgeScore
 
 from test_solvers import HAS_GUROBI, HAS_PYOMO
+from dpbench.bench.registry import PluginInstances
 
 GUROBI = pytest.mark.skipif(not HAS_GUROBI, reason="no gurobi")
 PYOMO = pytest.mark.skipif(not HAS_PYOMO, reason="pyomo appsi_highs unavailable")
@@ -80,7 +81,7 @@ def test_optimum_kth_best_and_levels_are_canonical(backend):
 
 def _mistakes_and_topr(solver, params):
     prob = duplicate_problem(seed=1)
-    trial = Trial(prob, lam=2.0, solver=solver, solver_params=params)
+    trial = Trial(prob, lam=2.0, solver=solver, solver_params=params, instances=PluginInstances())
     out = []
     for method, kw in (("mistakes", {}), ("topr", {"enum_limit": 0})):
         sel = registry().selector(method)(**kw)

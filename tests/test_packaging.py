@@ -2,7 +2,7 @@
 
 ``pyproject.toml`` lists the packages explicitly (the plugins and data directories are
 renamed on install), so a new subpackage that is not added there works in an editable
-checkout and fails after ``pip install .`` (it happened with ``dpbench.toplist``).
+checkout and fails after ``pip install .`` (it happened with ``dpbench.core.toplist``).
 """
 
 import tomllib

@@ -1,4 +1,4 @@
-"""Typed preparations (dpbench.preparation): the per-ε cache and storing a dataclass preparation."""
+"""Typed preparations (dpbench.core.preparation): the per-ε cache and storing a dataclass preparation."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from dpbench.base import EpsilonCache, Memo, prepared_from_state, prepared_state
-from dpbench.results.store import decode_artefact, encode_artefact
+from dpbench.core.preparation import EpsilonCache, Memo, prepared_from_state, prepared_state
+from dpbench.bench.results.store import decode_artefact, encode_artefact
 
 
 @dataclass(frozen=True, eq=False)

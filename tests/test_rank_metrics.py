@@ -13,10 +13,11 @@ import math
 import numpy as np
 import pytest
 
-from dpbench.errors import UserInputError
-from dpbench.evaluation.metrics import rank_metrics, rank_positions, support_metrics
-from dpbench.evaluation.reference import lasso_grid, lasso_penalties, lasso_ranking, ranking_of, top_s
-from dpbench.runner.config import resolve_sparsity, to_sparsity, OptionTypeError
+from dpbench.core.errors import UserInputError
+from dpbench.bench.evaluation.metrics import rank_metrics, rank_positions, support_metrics
+from dpbench.bench.evaluation.reference import lasso_grid, lasso_penalties, lasso_ranking, ranking_of, top_s
+from dpbench.bench.config.options import OptionTypeError, resolve_sparsity, to_sparsity
+from dpbench.bench.registry import PluginInstances
 
 
 def _places_to_support(ranking, places):
@@ -170,8 +171,8 @@ def test_numeric_s_passes_through_and_rule_parsing():
 
 
 def test_log_rule_per_data_set_keeps_numeric_keys():
-    from dpbench.cli.main import COMPARE_DEFAULTS, build_run_config
-    from dpbench.runner.execute import row_key
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
+    from dpbench.bench.keys import row_key
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "dataset": ["sorlie", "alon"], "s": ["log", 5],
             "standardize": "dpsis", "reference": "sis"}
@@ -187,7 +188,7 @@ def test_log_rule_per_data_set_keeps_numeric_keys():
 
 
 def test_log_rule_for_generators_uses_p():
-    from dpbench.cli.main import COMPARE_DEFAULTS, build_run_config
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "n": [50], "p": [20, 21], "s": ["log"]}
     cfg = build_run_config(opts)
@@ -195,7 +196,7 @@ def test_log_rule_for_generators_uses_p():
 
 
 def test_log_rule_from_a_toml_config(tmp_path):
-    from dpbench.runner.config import load_config
+    from dpbench.bench.config import load_config
 
     path = tmp_path / "c.toml"
     path.write_text('methods = ["dpsis"]\ndataset = ["alon"]\ns = "log"\n')
@@ -208,8 +209,9 @@ def test_log_rule_from_a_toml_config(tmp_path):
 
 
 def test_rows_carry_rank_metrics_for_ranked_references():
-    from dpbench.cli.main import COMPARE_DEFAULTS, build_run_config
-    from dpbench.runner.execute import plan, run_trial
+    from dpbench.bench.config import COMPARE_DEFAULTS, build_run_config
+    from dpbench.bench.run import plan
+    from dpbench.bench.worker import run_trial
 
     opts = {**COMPARE_DEFAULTS, "methods": "dpsis", "dataset": ["sorlie"], "s": [6], "standardize": "dpsis",
             "reference": "sis", "trials": 1, "draws": 200, "epsilon": [5.0, 50.0], "b_x": 1.0, "b_y": 1.0}
@@ -230,8 +232,8 @@ def test_rows_carry_rank_metrics_for_ranked_references():
 def test_a_database_from_before_the_rank_columns_is_extended_not_refused(tmp_path):
     import sqlite3
 
-    from dpbench.results.schema import sql_columns
-    from dpbench.results.store import ResultStore
+    from dpbench.bench.results.schema import sql_columns
+    from dpbench.bench.results.store import ResultStore
 
     added = ("rank_top", "rank_great", "rank_good")
     path = tmp_path / "old.db"
@@ -248,9 +250,9 @@ def test_a_database_from_before_the_rank_columns_is_extended_not_refused(tmp_pat
 
 
 def test_lasso_ranking_is_computed_once_per_data(monkeypatch):
-    from dpbench.evaluation import reference
-    from dpbench.problem import Problem
-    from dpbench.trial import PrivacySetup, Trial
+    from dpbench.bench.evaluation import reference
+    from dpbench.core.problem import Problem
+    from dpbench.bench.trial import PrivacySetup, Trial
 
     calls = []
     real = reference.lasso_ranking
@@ -261,7 +263,7 @@ def test_lasso_ranking_is_computed_once_per_data(monkeypatch):
     y = np.clip(X[:, 0] - X[:, 1] + 0.1 * rng.normal(size=20), -1, 1)
 
     def trial(X, s=3):
-        return Trial.from_problem(Problem(X, y, s, name="toy"), PrivacySetup(b_x=1.0, b_y=1.0))
+        return Trial.from_problem(Problem(X, y, s, name="toy"), PrivacySetup(b_x=1.0, b_y=1.0), instances=PluginInstances())
 
     first = reference.compute_reference("lasso", trial(X))
     again = reference.compute_reference("lasso", trial(X.copy()))  # a new trial of the same data

@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from dpbench.trial import DEFAULT_LAM
+from dpbench.bench.trial import DEFAULT_LAM
 from dpbench.cli.main import main
-from dpbench.supports import iter_supports
-from dpbench.data_io import standardize_arrays
-from dpbench.plugin_manager import registry
-from dpbench.score import RidgeScore
+from dpbench.core.supports import iter_supports
+from dpbench.core.datafiles import standardize_arrays
+from dpbench.bench.registry import registry
+from dpbench.core.score import RidgeScore
 
 
 def test_dataset_with_bss_reference_is_the_exhaustive_mode(tmp_path, capsys):
@@ -116,7 +116,7 @@ def test_bss_command_on_real_data_and_same_data_as_compare(tmp_path, capsys):
 def test_khan_main_job_completes_with_the_default_reference(tmp_path):
     """Issue 15's first report: the main job on Khan stopped because the ``bss`` reference
     could not be certified. At Λ = 120 the whole job is seconds; the default Λ = 10 reference
-    is checked with ``mcmc`` (topr's top-R list at Λ = 10 takes minutes: README, oracle
+    is checked with ``mcmc`` (topr's top-R list at Λ = 10 takes minutes: docs/performance.md, oracle
     scale targets)."""
     for methods, lam in (("topr,mistakes,mcmc", "120"), ("mcmc", str(DEFAULT_LAM))):
         js = tmp_path / f"{lam}.json"

@@ -1,4 +1,4 @@
-"""The k-support dual bounds of dpbench.oracle.relaxation against brute-force enumeration.
+"""The k-support dual bounds of dpbench.core.oracle.relaxation against brute-force enumeration.
 
 Validity: on many small random problems (with exact duplicate columns, fixed-in/-out sets
 and overlap constraints, lam in {0.1, 1, 10, 120}, r in {0.3, 1.1, inf}) no bound exceeds
@@ -13,9 +13,9 @@ import itertools
 import numpy as np
 import pytest
 
-from dpbench.oracle.outer_approximation import ConstraintSet, dual_cuts
-from dpbench.oracle.relaxation import dual_bounds, dual_cut, groups_of, psi, relaxation_bound
-from dpbench.score import RidgeScore
+from dpbench.core.oracle import ConstraintSet, dual_cuts
+from dpbench.core.oracle.relaxation import dual_bounds, dual_cut, groups_of, psi, relaxation_bound
+from dpbench.core.score import RidgeScore
 
 TOL = 1e-9
 
@@ -154,7 +154,7 @@ def test_oracle_with_relaxation_hook_matches_brute_force(lam, r):
     """The OA path with the relaxation hook (root bound, screening, branch and bound with
     node relaxations over the survivors, or the master when relax_bnb = relax_bnb_max = 0) returns the
     brute-force optimum, certified, with a valid lower bound."""
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     s = 3
     for seed in range(2):
@@ -175,7 +175,7 @@ def test_oracle_with_relaxation_hook_matches_brute_force(lam, r):
 
 
 def test_capped_simplex_projection_is_the_nearest_point():
-    from dpbench.oracle.relaxation import _project_capped
+    from dpbench.core.oracle.relaxation import _project_capped
 
     rng = np.random.default_rng(0)
     for _ in range(300):
@@ -192,7 +192,7 @@ def test_capped_simplex_projection_is_the_nearest_point():
 def test_overlap_and_threshold_calls_with_node_relaxations_match_brute_force():
     """Overlap optimum and threshold enumeration through branch and bound with node
     relaxations from the first node on (relax_overlap_after = 0) equal brute force."""
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     s = 3
     X, y = _problem(5, n=25, p=30)

@@ -13,8 +13,8 @@ pd = pytest.importorskip("pandas")
 
 import dpbench  # noqa: E402
 from dpbench.cli.main import main  # noqa: E402
-from dpbench.results.frame import method_label  # noqa: E402
-from dpbench.results.summary import bootstrap_interval, display_columns, rate_interval, summary_frame  # noqa: E402
+from dpbench.bench.results.frame import method_label  # noqa: E402
+from dpbench.bench.results.summary import bootstrap_interval, display_columns, rate_interval, summary_frame  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -162,14 +162,14 @@ def test_json_export_keeps_diagnostics_as_columns(run_db, tmp_path):
 
 
 def test_store_outcome_columns_never_split_a_summary_but_a_guarantee_does(run_db, monkeypatch):
-    from dpbench.results.frame import frame_from_rows
-    from dpbench.results.store import ResultStore
+    from dpbench.bench.results.frame import frame_from_rows
+    from dpbench.bench.results.store import ResultStore
 
     store = ResultStore(run_db, readonly=True)
     rows = store.rows()
     store.close()
     # an outcome column declared later (different in every row) must not create groups
-    from dpbench.results import schema
+    from dpbench.bench.results import schema
 
     extra = [{**r, "recovery_detail": i} for i, r in enumerate(rows)]
     monkeypatch.setattr(schema, "COLUMNS", schema.COLUMNS + (schema.Column("recovery_detail", "real", "test"),))
@@ -191,7 +191,7 @@ def test_live_progress_names_the_current_setting_and_method():
     from rich.console import Console
 
     from dpbench.cli.progress import RunProgress
-    from dpbench.runner.execute import TrialTask
+    from dpbench.bench.worker import TrialTask
 
     con = Console(force_terminal=True, width=160, record=True, file=open("/dev/null", "w"))
     task = TrialTask({"generator": "toeplitz", "n": 200, "rho": 0.7}, 1, [("topr", [1.0])])
@@ -205,7 +205,7 @@ def test_live_progress_names_the_current_setting_and_method():
 
 def test_dask_local_cluster_has_jobs_workers(monkeypatch):
     distributed = pytest.importorskip("dask.distributed")
-    from dpbench.runner.backends import dask_results
+    from dpbench.bench.backends import dask_results
 
     seen = {}
 
@@ -225,7 +225,7 @@ def test_dask_local_cluster_has_jobs_workers(monkeypatch):
 def test_the_frame_shows_the_generator_defaults_a_setting_does_not_store(tmp_path):
     """A default run stores only the parameters given (keys stay put), yet the frame and the table
     footer name the design that ran: the generator's declared rho and SNR."""
-    from dpbench.plugin_manager import registry
+    from dpbench.bench.registry import registry
 
     db = str(tmp_path / "d.db")
     assert main(["compare", "--methods", "exhaustive", "--n", "60", "--p", "6", "--trials", "1", "--draws", "2",

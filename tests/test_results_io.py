@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import dpbench.data_io as data_io
+import dpbench.core.datafiles as data_io
 from dpbench.cli.main import main
 
 

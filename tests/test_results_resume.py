@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpbench.cli.main import main
-from dpbench.results.store import decode_artefact, encode_artefact
+from dpbench.bench.results.store import decode_artefact, encode_artefact
 
 RUN = ["compare", "--methods", "topr,mistakes,exhaustive", "--n", "150", "--p", "10", "--trials", "2",
        "--draws", "30"]

@@ -9,9 +9,9 @@ import pytest
 
 import dpbench
 from dpbench.cli.main import main
-from dpbench.results import schema
-from dpbench.results.store import ResultStore
-from dpbench.results.summary import summary_frame
+from dpbench.bench.results import schema
+from dpbench.bench.results.store import ResultStore
+from dpbench.bench.results.summary import summary_frame
 
 
 @pytest.fixture(scope="module")

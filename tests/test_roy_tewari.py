@@ -8,7 +8,7 @@ import pytest
 
 from dpbench import UserInputError
 from dpbench.cli.main import main
-from dpbench.plugin_manager import registry
+from dpbench.bench.registry import registry
 
 
 @pytest.mark.parametrize("signal, factor", [("strong", 4), ("weak", 1)])

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 import dpbench
-from dpbench.base import Diagnostic, Draws, Selector
+from dpbench.core.contracts.selector import Diagnostic, Draws, Selector
 from dpbench.cli.main import main
-from dpbench.plugin_manager import Entry, registry
-from dpbench.runner import selection
-from dpbench.runner.selection import SelectorRun, check_supports
+from dpbench.bench.registry import Entry, registry
+from dpbench.bench import selection
+from dpbench.bench.selection import SelectorRun, check_supports
+from dpbench.bench.registry import PluginInstances
 
 
 def _count_inits(monkeypatch, cls, counts, key):
@@ -78,14 +79,14 @@ def test_select_and_compare_check_the_supports_alike(tmp_path, broken, name, mes
 
 def test_select_is_the_runner_path_on_the_same_trial_and_streams():
     """SelectorRun on a trial gives select's output bit for bit (same streams, same checks)."""
-    from dpbench.problem import Problem
-    from dpbench.seeding import rng_for
-    from dpbench.trial import PrivacySetup, Trial
+    from dpbench.core.problem import Problem
+    from dpbench.core.seeding import rng_for
+    from dpbench.bench.trial import PrivacySetup, Trial
 
     rng = np.random.default_rng(3)
     X, y = rng.normal(size=(40, 7)), rng.normal(size=40)
     res = dpbench.select("exhaustive", X, y, s=2, epsilon=2.0, random_state=11, draws=5)
-    trial = Trial.from_problem(Problem(X, y, 2, name="array"), PrivacySetup())
+    trial = Trial.from_problem(Problem(X, y, 2, name="array"), PrivacySetup(), instances=PluginInstances())
     run = SelectorRun.prepare(registry().selector("exhaustive")(), trial, rng_for(11, "prepare", "exhaustive"))
     sel = run.draw(2.0, 5, rng_for(11, "draw", "exhaustive"), reference=res.support)
     np.testing.assert_array_equal(sel.supports, res.supports)
@@ -113,7 +114,7 @@ class _Declares(Selector):
 
 def test_summaries_aggregate_what_a_selector_declares(tmp_path, monkeypatch):
     from dpbench.cli.tables import dp_text
-    from dpbench.results.summary import summary_frame
+    from dpbench.bench.results.summary import summary_frame
 
     monkeypatch.setitem(registry().entries["selector"], _Declares.name,
                         Entry(_Declares.name, _Declares, "tests", "tests"))

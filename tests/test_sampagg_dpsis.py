@@ -1,5 +1,5 @@
 """Tests of the canonical Lipschitz top-k mechanism, the dpsis and sampagg selectors and the
-sis-w1 / sis-w1w2 generators (issue 6; design.md 4.5, 4.6; swope2024-dp-sis).
+sis-w1 / sis-w1w2 generators (issue 6; docs/methods/sampagg.md, docs/methods/dpsis.md; swope2024-dp-sis).
 
 Statistical tests use fixed seeds, so each either always passes or always fails; their
 thresholds are stated next to them. Each comparison of distributions is also run against
@@ -13,15 +13,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpbench.trial import Trial
-from dpbench.supports import log_binom, support_ids
-from dpbench.errors import UserInputError
-from dpbench.privacy.lipschitz import (canonical_lipschitz_topk, canonical_loss, max_exponential_noise, sample_members, select_class, utility_classes)
-from dpbench.problem import Problem
-from dpbench.privacy.sensitivity import correlation_sensitivity, vote_sensitivity
+from dpbench.bench.trial import Trial
+from dpbench.core.supports import log_binom, support_ids
+from dpbench.core.errors import UserInputError
+from dpbench.core.privacy.lipschitz import (canonical_lipschitz_topk, canonical_loss, max_exponential_noise, sample_members, select_class, utility_classes)
+from dpbench.core.problem import Problem
+from dpbench.core.privacy.sensitivity import correlation_sensitivity, vote_sensitivity
 from dpbench_plugins.selectors.dpsis import DPSIS, correlation_scores
 from dpbench_plugins.selectors.sampagg import SampAgg, aggregate_votes, block_votes, make_blocks, noisy_top_s
 from dpbench_plugins.generators.sis import SisW1, SisW1W2
+from dpbench.bench.registry import PluginInstances
 
 # p-value thresholds of the two-sample tests: "same distribution" must not be rejected at
 # 1e-3; a wrong mechanism must be rejected at 1e-8.
@@ -43,7 +44,7 @@ def brute_force_topk(rng, scores, k, epsilon, gamma=0.5, n_draws=1):
 
 
 def overlapping_classes_topk(rng, scores, k, epsilon, gamma=0.5, n_draws=1):
-    """The literal reading of definition A.2 / design.md 4.6: |C_{h,t}| = C(t-h-1, k-h-1),
+    """The literal reading of definition A.2 / docs/methods/dpsis.md: |C_{h,t}| = C(t-h-1, k-h-1),
     body drawn from {j_{h+1}..j_{t-1}} (classes overlap). Used to show the tests detect it."""
     x = np.asarray(scores, dtype=np.float64)
     order = np.argsort(-x, kind="stable")
@@ -310,7 +311,7 @@ AUDIT_D2 = np.array(_COMMON + [[1, 1, -1, -1]], dtype=float)
 
 def _audit_trial(X):
     problem = Problem(X, np.ones(4), 2)
-    return Trial(problem.clipped(1.0, 1.0), b_x=1.0, b_y=1.0, r=1.0, lam=0.0)
+    return Trial(problem.clipped(1.0, 1.0), b_x=1.0, b_y=1.0, r=1.0, lam=0.0, instances=PluginInstances())
 
 
 def test_audit_pair_moves_every_score_by_the_sensitivity():
@@ -337,7 +338,7 @@ def test_privacy_audit_on_worst_case_neighbours():
 
 
 def test_privacy_audit_rejects_the_overlapping_class_reading():
-    """The literal definition A.2 / design.md 4.6 class sizes C(t-h-1, k-h-1) (overlapping
+    """The literal definition A.2 / docs/methods/dpsis.md class sizes C(t-h-1, k-h-1) (overlapping
     classes) fail the same audit at epsilon = 1: the lower confidence bound on its privacy
     loss on the worst-case pair exceeds epsilon (measured 1.08 here; point
     estimate about 1.12). This is why dpbench.lipschitz uses the partition C(t-h-2, k-h-1)."""
@@ -382,7 +383,7 @@ def test_correlation_sensitivity_bounds_random_neighbours():
 
 def test_dpsis_uses_clipped_data_and_is_reproducible():
     problem = SisW1(n=60, p=30).generate(np.random.default_rng(23))
-    trial = Trial(problem.clipped(0.5, 1.0), b_x=0.5, b_y=1.0, r=1.0, lam=0.0)
+    trial = Trial(problem.clipped(0.5, 1.0), b_x=0.5, b_y=1.0, r=1.0, lam=0.0, instances=PluginInstances())
     sel = DPSIS()
     prep = sel.prepare(trial, np.random.default_rng(0))
     X, y = np.clip(problem.X, -0.5, 0.5), np.clip(problem.y, -1.0, 1.0)
@@ -482,7 +483,7 @@ def test_laplace_noise_has_scale_2s_over_m_epsilon():
 @pytest.mark.parametrize("estimator", ["lasso", "lasso_path"])
 def test_sampagg_with_huge_epsilon_returns_the_majority_vote(estimator):
     problem = SisW1(n=100, p=40).generate(np.random.default_rng(28))
-    trial = Trial(problem.clipped(2.0, 4.0), b_x=2.0, b_y=4.0, r=1.0, lam=0.0)
+    trial = Trial(problem.clipped(2.0, 4.0), b_x=2.0, b_y=4.0, r=1.0, lam=0.0, instances=PluginInstances())
     sel = SampAgg(estimator=estimator, alpha=0.1)
     prep = sel.prepare(trial, np.random.default_rng(29))
     avg = prep.average
@@ -499,7 +500,7 @@ def test_sampagg_with_huge_epsilon_returns_the_majority_vote(estimator):
 
 def test_sampagg_prepare_is_reproducible_and_shuffle_can_be_disabled():
     problem = SisW1W2(n=64, p=20, s=3).generate(np.random.default_rng(31))
-    trial = Trial(problem.clipped(2.0, 4.0), b_x=2.0, b_y=4.0, r=1.0, lam=0.0)
+    trial = Trial(problem.clipped(2.0, 4.0), b_x=2.0, b_y=4.0, r=1.0, lam=0.0, instances=PluginInstances())
     a = SampAgg().prepare(trial, np.random.default_rng(1)).average
     b = SampAgg().prepare(trial, np.random.default_rng(1)).average
     assert np.array_equal(a, b)
@@ -537,7 +538,9 @@ def test_every_block_casts_exactly_s_votes(estimator, alpha):
 
 
 def test_runner_gives_sampagg_unclipped_data(monkeypatch):
-    from dpbench.runner.execute import RunConfig, plan, run_trial
+    from dpbench.bench.config import RunConfig
+    from dpbench.bench.run import plan
+    from dpbench.bench.worker import run_trial
     from dpbench_plugins.selectors.exhaustive import Exhaustive
 
     seen = {}
@@ -561,14 +564,16 @@ def test_runner_gives_sampagg_unclipped_data(monkeypatch):
 def test_sampagg_objective_gap_is_measured_on_the_clipped_data_of_the_optimum():
     """sampagg runs on unclipped data, but its objective gap compares its supports' scores with
     the certified optimum of the clipped data, so both must be scored on the clipped data."""
-    from dpbench import Trial
-    from dpbench.runner.execute import RunConfig, make_problem, plan, run_trial
+    from dpbench.bench.trial import Trial
+    from dpbench.bench.config import RunConfig, make_problem
+    from dpbench.bench.run import plan
+    from dpbench.bench.worker import run_trial
 
     cfg = RunConfig(methods=["sampagg", "bss"], data=[{"generator": "toeplitz", "n": 100, "p": 8, "s": 2}],
                     trials=1, draws=4, solver="enumerate")
     task = plan(cfg)[0]
     rows = {r["method"]: r for r in run_trial(cfg, task)}
-    clipped = Trial.from_problem(make_problem(cfg, task.setting, 0), cfg.privacy_setup, preprocessing="clip")
+    clipped = Trial.from_problem(make_problem(cfg, task.setting, 0), cfg.privacy_setup, preprocessing="clip", instances=PluginInstances())
     best = clipped.optimum("enumerate").objective
     expected = float(np.mean(clipped.score(np.array(rows["sampagg"]["supports"]))) - best)
     assert rows["sampagg"]["objective_gap"] == pytest.approx(expected, rel=1e-12, abs=1e-12)

@@ -1,7 +1,7 @@
-"""The shared score R(S, D) (design.md section 3) against independent exact solves, and Delta.
+"""The shared score R(S, D) (docs/methods/score.md) against independent exact solves, and Delta.
 
 Reference solution per support, computed with scipy only (no code shared with
-dpbench.score): the unconstrained minimiser is the minimum-norm least-squares solution of
+dpbench.core.score): the unconstrained minimiser is the minimum-norm least-squares solution of
 the ridge-augmented system ``[X_S; sqrt(lam) I] beta = [y; 0]`` (scipy.linalg.lstsq); if its
 norm exceeds r the constraint is active and ``beta = (G + mu I)^{-1} c`` with mu the root of
 ``||beta(mu)|| = r``, bracketed and found by scipy.optimize.brentq to machine precision.
@@ -16,9 +16,9 @@ import pytest
 import scipy.linalg
 import scipy.optimize
 
-from dpbench.errors import UserInputError
-from dpbench.score import RidgeScore, solve_blocks
-from dpbench.privacy.sensitivity import sensitivity
+from dpbench.core.errors import UserInputError
+from dpbench.core.score import RidgeScore, solve_blocks
+from dpbench.core.privacy.sensitivity import sensitivity
 from dpbench.testing import all_supports
 
 RTOL = 1e-9  # relative agreement demanded between the batched and the reference score
@@ -292,7 +292,7 @@ def test_delta_bound_is_attained_up_to_rounding():
 def test_unconverged_newton_rows_fall_back_to_eigen_path(monkeypatch):
     """The active-constraint Newton iteration capped at 2 steps: rows it leaves unconverged
     must still get the exact answer (from the eigen path)."""
-    import dpbench.score.ridge as score_mod
+    import dpbench.core.score.ridge as score_mod
 
     real = score_mod._cm_trust_region
     seen = []

@@ -14,14 +14,15 @@ import math
 import numpy as np
 import pytest
 
-from dpbench import Trial
-from dpbench.errors import SolverLimitError, UserInputError
-from dpbench.oracle.outer_approximation import ConstraintSet, dual_cuts, perspective_relaxation
-from dpbench.plugin_manager import registry
-from dpbench.problem import Problem
-from dpbench.score import RidgeScore
-from dpbench.supports import iter_supports
+from dpbench.bench.trial import Trial
+from dpbench.core.errors import SolverLimitError, UserInputError
+from dpbench.core.oracle import ConstraintSet, dual_cuts, perspective_relaxation
+from dpbench.bench.registry import registry
+from dpbench.core.problem import Problem
+from dpbench.core.score import RidgeScore
+from dpbench.core.supports import iter_supports
 from dpbench.testing import all_supports
+from dpbench.bench.registry import PluginInstances
 
 TOL = 2e-6  # relative: the oracle's default gap_tol 1e-6 plus rounding
 
@@ -289,7 +290,7 @@ def test_bad_constraint_input_is_a_user_error():
 def test_bss_selector_returns_cached_certified_optimum():
     score = make_problem("indep", 61)
     prob = Problem(score.X, score.y, 3)
-    trial = Trial(prob, lam=5.0, r=1.1, solver="highs")
+    trial = Trial(prob, lam=5.0, r=1.1, solver="highs", instances=PluginInstances())
     S_all, v_all = enum_all(trial.score, 3)
     sel = registry().selector("bss")()
     prepared = sel.prepare(trial, np.random.default_rng(0))
@@ -304,8 +305,8 @@ def test_bss_selector_returns_cached_certified_optimum():
 
 def test_bss_selector_uncertified_when_oracle_is_not():
     score = make_problem("indep", 62)
-    trial = Trial(Problem(score.X, score.y, 3), lam=5.0, solver="highs")
-    from dpbench.base import OracleResult
+    trial = Trial(Problem(score.X, score.y, 3), lam=5.0, solver="highs", instances=PluginInstances())
+    from dpbench.core.contracts.oracle import OracleResult
 
     trial.cache[("optimum", "highs")] = OracleResult(np.array([0, 1, 2]), 1.0, 0.5, "time_limit")
     sel = registry().selector("bss")()
@@ -343,7 +344,7 @@ def test_large_p_one_mistake_is_enumerated_exactly():
 
 
 def _bnb_session(score, s, **kw):
-    from dpbench.oracle.outer_approximation import OASession
+    from dpbench.core.oracle import OASession
     from dpbench_plugins.solvers.highs import solve_master_highs
 
     return OASession(score, s, "highs", solve_master_highs, **kw)
@@ -386,7 +387,7 @@ def test_branch_and_bound_and_enumeration_match_brute_force(case, limits):
 
 
 def test_count_feasible_matches_brute_force():
-    from dpbench.oracle.outer_approximation import count_feasible
+    from dpbench.core.oracle import count_feasible
 
     S_all = np.concatenate(list(iter_supports(12, 4)))
     rng = np.random.default_rng(3)
@@ -455,7 +456,7 @@ def _completions(score, F, m):
 @pytest.mark.parametrize("kind", ["indep", "corr", "ties"])
 def test_gershgorin_completion_bounds_valid_over_every_support(kind, r):
     """R0(F) - node <= R(F ∪ T) for every T; R0(F) - per[j] <= R(F ∪ T) for every T containing j."""
-    from dpbench.oracle.outer_approximation import gram_row_tops
+    from dpbench.core.oracle import gram_row_tops
 
     score = make_problem(kind, 97, n=30, p=11, lam=3.0, r=r)
     s = 4
@@ -485,7 +486,7 @@ def test_gershgorin_factor_is_needed_for_a_suppressor_pair():
     The sum of single-feature decreases (rho = 0) would be an invalid bound; the Gershgorin
     factor 1 / (1 - rho) restores validity.
     """
-    from dpbench.oracle.outer_approximation import completion_bounds
+    from dpbench.core.oracle import completion_bounds
 
     rng = np.random.default_rng(5)
     n = 200
@@ -632,7 +633,7 @@ def test_supports_below_time_limit_and_max_count_are_honest():
 
 def test_supports_below_by_calls_matches_brute_force():
     """The call-based supports_below (one solve per support) on the enumerate oracle."""
-    from dpbench.oracle.threshold import ThresholdByCalls
+    from dpbench.core.oracle.threshold import ThresholdByCalls
 
     s = 3
     score = copies_problem(141, p=14, s=s)

@@ -1,6 +1,6 @@
 """The private top-k family (issue 26): peeling, permute-and-flip, one-shot Laplace, joint EM.
 
-* every exact law (dpbench.privacy.topk) against an independent brute force: enumeration of
+* every exact law (dpbench.core.privacy.topk) against an independent brute force: enumeration of
   all sequences, or a literal simulation of the paper's algorithm (chi-square, fixed seeds,
   level 1e-4: a correct law is rejected with probability 1e-4 over seeds);
 * peeling at s = 1 is the exponential mechanism over features;
@@ -17,13 +17,15 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from dpbench import Problem, Trial
-from dpbench.privacy import joint_topk, topk
+from dpbench.api import Problem
+from dpbench.bench.trial import Trial
+from dpbench.core.privacy import joint_topk, topk
 from dpbench.testing import chi_square_gof
 from dpbench_plugins.selectors.joint import JointEM
 from dpbench_plugins.selectors.laplace_topk import LaplaceTopK
 from dpbench_plugins.selectors.peeling import Peeling
 from dpbench_plugins.selectors.pnf import PermuteAndFlip
+from dpbench.bench.registry import PluginInstances
 
 ALPHA = 1e-4
 SELECTORS = [Peeling, PermuteAndFlip, LaplaceTopK, JointEM]
@@ -230,7 +232,7 @@ JOINT_D2 = np.array(_JCOMMON + [[1, 1, 0] + [-1] * 7], dtype=float)
 
 
 def audit_trial(X):
-    return Trial(Problem(X, np.ones(len(X)), 2).clipped(1.0, 1.0), b_x=1.0, b_y=1.0, r=1.0, lam=0.0)
+    return Trial(Problem(X, np.ones(len(X)), 2).clipped(1.0, 1.0), b_x=1.0, b_y=1.0, r=1.0, lam=0.0, instances=PluginInstances())
 
 
 def selector_loss(sel, eps, pair=(AUDIT_D, AUDIT_D2)):
@@ -275,7 +277,7 @@ def test_selectors_recover_clear_signal_and_are_reproducible():
     rng = np.random.default_rng(9)
     X = rng.uniform(-0.5, 0.5, size=(400, 30))
     y = np.clip(X[:, [2, 11, 17]].sum(axis=1), -0.5, 0.5)
-    trial = Trial(Problem(X, y, 3), b_x=0.5, b_y=0.5, r=1.0, lam=0.0)
+    trial = Trial(Problem(X, y, 3), b_x=0.5, b_y=0.5, r=1.0, lam=0.0, instances=PluginInstances())
     for cls in SELECTORS:
         sel = cls()
         prep = sel.prepare(trial, None)

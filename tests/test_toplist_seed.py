@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from dpbench import toplist as _swaps
-from dpbench.toplist import merge as _merge
-from dpbench_plugins.selectors.topr import auto_r
+from dpbench.core import toplist as _swaps
+from dpbench.core.toplist import toplist as _merge
+from dpbench_plugins.selectors.swaps.topr import auto_r
 
 from test_topr_mistakes import copies_problem, enumerate_all, exact_top_list, highs_trial, thresholded_levels_match
 

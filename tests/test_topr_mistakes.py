@@ -1,7 +1,7 @@
 """Exactness tests of ``topr`` and ``mistakes`` against brute-force enumeration.
 
 Every expected value is computed independently of the selectors' code path: all C(p, s)
-supports are scored with the shared score, sorted, and the mechanisms of design.md 4.2 /
+supports are scored with the shared score, sorted, and the mechanisms of docs/methods/topr.md /
 4.3 (eq. 7 of behdin2024 for topr) are evaluated directly. Oracle: ``enumerate`` (exact).
 """
 
@@ -11,15 +11,18 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from dpbench import OracleResult, Problem, Trial
-from dpbench.supports import n_supports
-from dpbench.privacy.exponential import em_log_weights, log_normalize
-from dpbench import toplist as _swaps
+from dpbench.api import OracleResult, Problem
+from dpbench.bench.trial import Trial
+from dpbench.core.supports import n_supports
+from dpbench.core.privacy.exponential import em_log_weights, log_normalize
+from dpbench.core import toplist as _swaps
+from dpbench.core.toplist import levels as _levels
 from dpbench.testing import brute_force_scores, chi_square_gof
 from dpbench_plugins.selectors.exhaustive import Exhaustive
-from dpbench_plugins.selectors.mistakes import Mistakes
+from dpbench_plugins.selectors.swaps.mistakes import Mistakes
 from dpbench_plugins.generators.toeplitz import Toeplitz
-from dpbench_plugins.selectors.topr import TopR, auto_r, epsilon_prime
+from dpbench_plugins.selectors.swaps.topr import TopR, auto_r, epsilon_prime
+from dpbench.bench.registry import PluginInstances
 
 BX, BY, RR = 0.5, 0.5, 1.1
 
@@ -29,7 +32,7 @@ def toeplitz_problem(n, p, s, seed, snr=5.0):
 
 
 def make_trial(problem, lam=0.0, b_x=BX, b_y=BY, r=RR):
-    return Trial(problem.clipped(b_x, b_y), b_x=b_x, b_y=b_y, r=r, lam=lam, solver="enumerate")
+    return Trial(problem.clipped(b_x, b_y), b_x=b_x, b_y=b_y, r=r, lam=lam, solver="enumerate", instances=PluginInstances())
 
 
 def enumerate_all(trial):
@@ -207,7 +210,7 @@ def test_full_R_differs_from_exhaustive_only_at_the_worst_support():
 @pytest.mark.parametrize("epsilon", [0.3, 3.0])
 @pytest.mark.parametrize("level_limit", [0, _swaps.LEVEL_ENUM_LIMIT])
 def test_mistakes_closed_form(seed, n, p, s, lam, epsilon, level_limit, monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", level_limit)  # 0: every R_t from the oracle
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", level_limit)  # 0: every R_t from the oracle
     trial = make_trial(toeplitz_problem(n, p, s, seed), lam=lam)
     sel = Mistakes()
     prep = sel.prepare(trial, None)
@@ -295,7 +298,7 @@ def _instrument(trial, wrap=CountingSession):
 
 
 def test_topr_and_mistakes_share_the_oracle_work(monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = make_trial(toeplitz_problem(400, 12, 3, 5, snr=10))
     calls = _instrument(trial)
     TopR(enum_limit=0).prepare(trial, None)
@@ -328,7 +331,7 @@ class TimeLimitedSession(CountingSession):
 
 
 def test_uncertified_oracle_gives_uncertified_draws(monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = make_trial(toeplitz_problem(60, 9, 3, 0))
     _instrument(trial, TimeLimitedSession)
     for sel in (TopR(enum_limit=0), Mistakes()):
@@ -354,7 +357,7 @@ class WorkLimitedSession(CountingSession):
 def test_work_limited_preparation_says_which_limit_to_raise(monkeypatch):
     """Issue 22: an uncertified preparation names the call, its status and the parameter to raise
     (with the selector's current value and a suggestion ten times larger)."""
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = make_trial(toeplitz_problem(60, 9, 3, 0))
     _instrument(trial, WorkLimitedSession)
     for sel, name in ((TopR(enum_limit=0, node_limit=7), "topr"), (Mistakes(node_limit=7), "mistakes")):
@@ -366,7 +369,7 @@ def test_work_limited_preparation_says_which_limit_to_raise(monkeypatch):
 
 
 def test_time_limited_preparation_names_no_work_limit(monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = make_trial(toeplitz_problem(60, 9, 3, 0))
     _instrument(trial, TimeLimitedSession)
     d = Mistakes().draw(trial, Mistakes().prepare(trial, None), 1.0, 4, np.random.default_rng(0))
@@ -388,7 +391,7 @@ class DeepLevelsTimeLimited(CountingSession):
 
 
 def test_uncertified_deep_levels_do_not_spoil_a_list_their_bounds_certify(monkeypatch):
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = make_trial(toeplitz_problem(400, 12, 3, 5, snr=10))
     _instrument(trial, DeepLevelsTimeLimited)
     lst = _swaps.top_list(trial, auto_r(12, 3), enum_limit=0)
@@ -521,7 +524,7 @@ def copies_problem(seed, n=60, p=24, s=4, noise=0.05):
 
 def highs_trial(problem, lam=2.0, **solver_params):
     return Trial(problem.clipped(BX, BY), b_x=BX, b_y=BY, r=RR, lam=lam, solver="highs",
-                 solver_params=solver_params)
+                 solver_params=solver_params, instances=PluginInstances())
 
 
 def exact_top_list(trial, R):
@@ -639,8 +642,8 @@ def _three_pairs_problem(seed, n=60, p=11):
 def test_levels_by_roots_match_enumeration(problem, lam, oracle, monkeypatch):
     """With no joint budget every level >= 2 comes from one call per root (overlap_by_roots), or,
     on a near-tie across roots, from the joint call; minima and canonical supports equal brute force."""
-    monkeypatch.setattr(_swaps, "LEVEL_ENUM_LIMIT", 0)
-    monkeypatch.setattr(_swaps, "LEVEL_JOINT_NODES", 0)
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_levels, "LEVEL_JOINT_NODES", 0)
     trial = highs_trial(problem, lam, **oracle)
     S, sc = enumerate_all(trial)  # sorted by (score, support): the first member of a level is canonical
     center = S[0]
@@ -667,7 +670,7 @@ def test_levels_by_roots_match_enumeration(problem, lam, oracle, monkeypatch):
 
 def test_overlap_by_roots_uncertified_root_keeps_a_valid_bound():
     """A root stopped by its work limit leaves the level uncertified with the smallest root bound."""
-    from dpbench.oracle.threshold import overlap_by_roots
+    from dpbench.core.oracle.threshold import overlap_by_roots
 
     trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
     S, sc = enumerate_all(trial)

@@ -5,9 +5,9 @@ import io
 from rich.console import Console
 
 from dpbench.cli.progress import RunProgress
-from dpbench.runner.identity import BUDGET_PARAMS
-from dpbench.runner.uncertified import RAISE_FACTOR, uncertified_advice, work_limits
-from dpbench.toplist import SWAP_LEVEL_NODE_LIMIT, UNCERTIFIED_CALL
+from dpbench.bench.keys import BUDGET_PARAMS
+from dpbench.bench.uncertified import RAISE_FACTOR, uncertified_advice, work_limits
+from dpbench.core.toplist import SWAP_LEVEL_NODE_LIMIT, UNCERTIFIED_CALL
 
 
 def _row(label, reason=None, status="uncertified", eps=1.0):

@@ -1,4 +1,4 @@
-"""Regression tests from a new user's pass over the command line (README workflows).
+"""Regression tests from a new user's pass over the command line (docs/user-guide/compare.md workflows).
 
 Each test reproduces one problem found by running the documented commands: what the user saw
 before the fix is in the comment, and the test fails on it.
@@ -12,7 +12,7 @@ from rich.console import Console
 import dpbench
 from dpbench.cli.main import main
 from dpbench.cli.tables import print_table, rich_table
-from dpbench.results.summary import display_columns, summary_frame
+from dpbench.bench.results.summary import display_columns, summary_frame
 
 TINY = ["--p", "8", "--n", "60", "--s", "2", "--trials", "1", "--draws", "5"]
 
@@ -300,8 +300,8 @@ def test_output_closed_early_is_not_a_traceback():
 
 
 def test_integer_parameters_accept_the_documented_1e8(tmp_path, capsys):
-    # README and --help: --param exhaustive.limit=1e8 (1e7); int() refused it
-    from dpbench.params import Param
+    # docs/user-guide/compare.md and --help: --param exhaustive.limit=1e8 (1e7); int() refused it
+    from dpbench.core.params import Param
 
     assert Param(5, "x").convert("limit", "1e8") == 10**8
     assert Param(5, "x").convert("limit", "2.0") == 2

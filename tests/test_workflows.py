@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from dpbench.cli.main import build_run_configs, main
-from dpbench.runner.config import load_config
-from dpbench.cli.main import COMPARE_DEFAULTS
+from dpbench.bench.config import build_run_configs
+from dpbench.cli.main import main
+from dpbench.bench.config import load_config
+from dpbench.bench.config import COMPARE_DEFAULTS
 
 CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.toml"))
 
@@ -46,8 +47,10 @@ def test_configs_parse_and_a_scaled_down_version_runs(path, tmp_path):
         assert full.trials >= 10 and full.data
     # scaled down: one trial, few draws, two epsilons, small problems
     small = ["--trials", "1", "--draws", "5", "--out", str(tmp_path / "r.db"), "--json", str(tmp_path / "s.json")]
-    if "dataset" not in opts and opts.get("generator") == "toeplitz":
-        small += ["--p", "30", "--n", "120"]
+    if isinstance(opts.get("dataset"), list) and len(opts["dataset"]) > 2:
+        small += ["--dataset", "sorlie,alon"]  # the two smallest microarray sets stand for the fourteen
+    if "dataset" not in opts and opts.get("generator") in ("toeplitz", "classification"):
+        small += ["--p", "30", "--n", "120"]  # classification: the hinge config's p = 1000, n = 3000 took 4 minutes
     small += ["--epsilon", ",".join(str(e) for e in opts["epsilon"][:2])]
     if opts.get("solver") == "gurobi":
         pytest.importorskip("gurobipy")

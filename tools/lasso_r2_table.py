@@ -47,8 +47,8 @@ def lasso_r2(X, y, max_iter: int = 10_000) -> tuple[float, int]:
 
 def table(names=None) -> list[dict]:
     """One row per data set: shapes and R^2 (ours with dpsis preprocessing, ours raw, the paper's)."""
-    from dpbench.data_io import standardize_arrays
-    from dpbench.plugin_manager import registry
+    from dpbench.core.datafiles import standardize_arrays
+    from dpbench.bench.registry import registry
 
     out = []
     for name in names or PAPER:

@@ -1,4 +1,4 @@
-"""The ``dpbench`` command line (layer 8).
+"""The ``dpbench`` command line.
 
 :func:`run` is the console-script entry point: it imports the command line inside its own
 ``try`` so that Ctrl-C even during start-up (the imports of numpy, scipy and the plugins) ends
@@ -11,7 +11,7 @@ import sys
 def run() -> None:
     """Console-script entry point: ``sys.exit(main())`` with a clean Ctrl-C during imports."""
     try:
-        from .main import main
+        from dpbench.cli.main import main
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
@@ -20,7 +20,7 @@ def run() -> None:
 
 def main(argv=None) -> int:
     """See :func:`dpbench.cli.main.main`."""
-    from .main import main as _main
+    from dpbench.cli.main import main as _main
 
     return _main(argv)
 

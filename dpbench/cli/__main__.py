@@ -1,5 +1,5 @@
 """``python -m dpbench.cli``: the same as the ``dpbench`` command."""
 
-from . import run
+from dpbench.cli import run
 
 run()

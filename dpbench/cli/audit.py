@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import UserInputError
+from dpbench.core.errors import UserInputError
 
 #: Suffix of the audit results stored next to a results database (``--out DB``); the HTML
 #: report of that database (``dpbench report DB --html``) shows them in a section.
@@ -27,7 +27,7 @@ AUDIT_SUFFIX = ".audit.json"
 
 def add_parser(sub) -> None:
     """Add the ``audit`` subcommand to an argparse subparsers object."""
-    from ..audit import DEFAULT_BUDGET, AuditSetup
+    from dpbench.bench.audit import DEFAULT_BUDGET, AuditSetup
 
     d = AuditSetup()
     p = sub.add_parser("audit", help="audit selectors' privacy claims on neighbouring data sets (exit 1 on a finding)")
@@ -59,7 +59,7 @@ def add_parser(sub) -> None:
 def _budget(args):
     from dataclasses import replace
 
-    from ..audit import DEFAULT_BUDGET, QUICK_BUDGET
+    from dpbench.bench.audit import DEFAULT_BUDGET, QUICK_BUDGET
 
     MAX_BUDGET = 10_000  # 80x the default; each pair keeps its two small data sets
 
@@ -175,8 +175,8 @@ def plot_audit(path, audits, sweep=None) -> None:
 
 def cmd_audit(args) -> int:
     """Run the audit, print the table, write JSON / plot / stored results; 1 on a finding."""
-    from ..audit import AuditSetup, audit_methods, sweep
-    from .main import check_output_path, console, err_console
+    from dpbench.bench.audit import AuditSetup, audit_methods, sweep
+    from dpbench.cli.shared import check_output_path, console, err_console
 
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not names:

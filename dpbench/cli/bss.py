@@ -8,7 +8,7 @@ Defaults follow ``dpbench compare`` (b_x = b_y = 0.5, r = 1.1) except the ridge 
 which defaults to the NeurIPS 2025 authors' Λ = 120 (outer-approximation backends need
 Λ > 0; use ``--solver enumerate`` or ``--solver gurobi --solver-param formulation=misocp``
 for Λ = 0). Data are exactly those of trial 0 of ``dpbench compare`` with the same seed and
-setting (:func:`dpbench.runner.execute.make_problem`), or a real data set (``--dataset``) or user
+setting (:func:`dpbench.bench.run.make_problem`), or a real data set (``--dataset``) or user
 file (``--data --target``), then clipped to [-b_x, b_x] / [-b_y, b_y].
 """
 
@@ -18,12 +18,12 @@ import json
 import math
 import time
 
-from ..data_io import STANDARDIZE_MODES
+from dpbench.core.datafiles import STANDARDIZE_MODES
 
 
 def add_parser(subparsers) -> None:
     """Add the ``bss`` subcommand to an argparse subparsers object."""
-    from ..trial import PrivacySetup
+    from dpbench.bench.trial import DEFAULT_SOLVER, PrivacySetup
 
     p = subparsers.add_parser("bss", help="certified non-private best subset of a generated problem")
     p.add_argument("--generator", default="toeplitz", help="simulation design (default toeplitz)")
@@ -38,7 +38,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--b-y", dest="b_y", type=float, default=setup.b_y, help=f"clipping bound of y (default {setup.b_y:g})")
     p.add_argument("--r", type=float, default=setup.r, help=f"l2 bound on the coefficients (default {setup.r:g})")
     p.add_argument("--lam", type=float, default=120.0, help="ridge penalty Lambda (default 120, the paper's)")
-    p.add_argument("--solver", default="highs", help="oracle backend (default highs)")
+    p.add_argument("--solver", default=DEFAULT_SOLVER, help=f"oracle backend (default {DEFAULT_SOLVER})")
     p.add_argument("--solver-param", dest="solver_param", action="append", default=[], metavar="KEY=VALUE",
                    help="backend parameter, repeatable (e.g. formulation=misocp for gurobi)")
     p.add_argument("--time-limit", dest="time_limit", type=float, default=None, help="seconds (default none)")
@@ -56,9 +56,9 @@ def run(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ..errors import UserInputError
-    from ..plugin_manager import registry
-    from ..runner.execute import check_seed, check_setting
+    from dpbench.core.errors import UserInputError
+    from dpbench.bench.registry import registry
+    from dpbench.bench.config import check_seed, check_setting
 
     reg = registry()
     if args.dataset or args.data:
@@ -84,7 +84,7 @@ def run(args) -> int:
         raise UserInputError(f"--time-limit = {args.time_limit} must be a positive number of seconds "
                              "(or leave it out: no limit)")
     if args.json:  # stdout carries the JSON only, whatever the solver library prints (main.machine_stdout)
-        from .main import machine_stdout
+        from dpbench.cli.output import machine_stdout
 
         with machine_stdout() as stdout:
             out, status = _solve(args, reg, setting, sparams)
@@ -107,8 +107,8 @@ def run(args) -> int:
 
 def _solve(args, reg, setting, sparams):
     """Generate (or load), clip and solve; returns (the JSON record, the exit status)."""
-    from ..runner.execute import RunConfig, make_problem
-    from ..score import RidgeScore
+    from dpbench.bench.config import RunConfig, make_problem
+    from dpbench.core.score import RidgeScore
 
     t0 = time.perf_counter()
     # the same data as trial 0 of `dpbench compare` with this seed and setting

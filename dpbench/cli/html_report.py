@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from .plot import NO_GUARANTEE
+from dpbench.cli.plot import NO_GUARANTEE
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2em auto;max-width:1150px;
@@ -38,8 +38,8 @@ width:14em}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}img{max-wid
 
 def _figure_png(sf, **kw) -> str | None:
     """A figure as a base64 PNG data URI (None if matplotlib is missing or nothing to plot)."""
-    from ..errors import UserInputError
-    from .plot import make_figure
+    from dpbench.core.errors import UserInputError
+    from dpbench.cli.plot import make_figure
 
     try:
         fig, _ = make_figure(sf, **kw)
@@ -55,7 +55,7 @@ def _figure_png(sf, **kw) -> str | None:
 
 def standard_figures(sf) -> list[tuple[str, str]]:
     """(caption, data URI) of the figures that apply: recovery vs n and vs ε, time vs p."""
-    from ..results.summary import display_columns
+    from dpbench.bench.results.summary import display_columns
 
     vary = [c for c in display_columns(sf) if c != "method_label"
             and sf[c].astype("string").fillna("<NA>").nunique() > 1]
@@ -119,7 +119,7 @@ def provenance(df) -> list[tuple[str, str]]:
         elif isinstance(r.get("dataset"), str):
             prov = ""
             try:
-                from ..plugin_manager import registry
+                from dpbench.bench.registry import registry
 
                 p = registry().dataset(r["dataset"]).provenance
                 prov = " · ".join(f"{k} {p[k]}" for k in ("source_package", "source_version", "sha256") if k in p)
@@ -139,7 +139,7 @@ def machine() -> list[tuple[str, str]]:
     import pandas
     import scipy
 
-    from .. import __version__
+    from dpbench.core.version import __version__
 
     return [("dpbench", __version__), ("Python", sys.version.split()[0]),
             ("numpy / scipy / pandas", f"{numpy.__version__} / {scipy.__version__} / {pandas.__version__}"),
@@ -150,7 +150,7 @@ def machine() -> list[tuple[str, str]]:
 
 def run_versions(database) -> list[tuple[str, str]]:
     """The package versions each run that wrote the database recorded (``ResultStore.runs``)."""
-    from ..results.store import ResultStore
+    from dpbench.bench.results.store import ResultStore
 
     store = ResultStore(database, readonly=True)
     try:
@@ -188,7 +188,7 @@ def audit_section(database) -> str:
     database (``DATABASE.audit.json``), or nothing when there are none."""
     import json
 
-    from .audit import AUDIT_SUFFIX, worst_text
+    from dpbench.cli.audit import AUDIT_SUFFIX, worst_text
 
     path = Path(str(database) + AUDIT_SUFFIX)
     if not path.is_file():
@@ -216,8 +216,8 @@ def audit_section(database) -> str:
 
 def render(df, database: str, interval: str = "wilson") -> str:
     """The report page for the tidy frame ``df`` (see :func:`write_report`)."""
-    from ..results.summary import constant_columns, display_columns, summary_frame
-    from .tables import HEADERS, footnote, html_table
+    from dpbench.bench.results.summary import constant_columns, display_columns, summary_frame
+    from dpbench.cli.tables import HEADERS, footnote, html_table
 
     sf = summary_frame(df, interval)
     vary = [c for c in display_columns(sf) if sf[c].astype("string").fillna("<NA>").nunique() > 1]
@@ -239,7 +239,7 @@ def render(df, database: str, interval: str = "wilson") -> str:
     no_figs = (MISSING_MATPLOTLIB if not have_matplotlib() else
                "No setting varies along n, ε or p: no figures (the table holds every result).")
     title = f"dpbench report: {Path(database).name}"
-    from .main import GUARANTEE_NOTE
+    from dpbench.cli.shared import GUARANTEE_NOTE
 
     note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
     return f"""<!DOCTYPE html>
@@ -277,8 +277,8 @@ def write_report(database, output, interval: str = "wilson") -> None:
     UserInputError
         Missing or invalid database, or a database without results.
     """
-    from ..errors import UserInputError
-    from ..results.frame import load_results
+    from dpbench.core.errors import UserInputError
+    from dpbench.bench.results.frame import load_results
 
     df = load_results(database)
     if df.empty:

@@ -7,7 +7,7 @@ import json
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import UserInputError
+from dpbench.core.errors import UserInputError
 
 #: Kinds of plugin ``dpbench list KIND`` shows (the registry's, plural).
 LIST_KINDS = ("selectors", "generators", "solvers", "datasets", "losses", "estimators")
@@ -30,8 +30,8 @@ def cmd_list(args) -> int:
     UserInputError
         A kind that is not one of the registry's.
     """
-    from ..plugin_manager import registry
-    from .main import console  # the command line's stdout console (100 columns off a terminal)
+    from dpbench.bench.registry import registry
+    from dpbench.cli.shared import console  # the command line's stdout console (100 columns off a terminal)
 
     info = registry().describe()
     kinds = [k if k in info or k + "s" not in info else k + "s" for k in getattr(args, "kinds", None) or []]
@@ -65,7 +65,7 @@ def cmd_list(args) -> int:
             table.add_column(h, overflow="fold", min_width=min(longest, 30))
         for cells in rows:
             table.add_row(*[escape(c) for c in cells])  # third-party text is not markup
-        from .tables import print_table
+        from dpbench.cli.tables import print_table
 
         print_table(console, table)  # wider than the console rather than cropping the last column
     return 0

@@ -9,25 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 
-from ..errors import DPBenchError, UserInputError
-from ..runner.config import COMPARE_DEFAULTS  # noqa: F401  (re-exported for scripts and tests)
-from .output import machine_stdout, stdout_to_devnull
-from .resources import (DRAW_BYTES, FORCED_JOBS_PER_CORE, MAX_RESULTS, SHOW_MEMORY_ABOVE,  # noqa: F401
-                        check_jobs, memory_estimate, usable_cores)
-
-# Outside a terminal (logs, CI) rich would wrap at 80 columns; the tables are laid out for 100.
-console = Console() if Console().is_terminal else Console(width=100)
-err_console = Console(stderr=True)
-
-BUILTIN_DEFAULT = {"n": [200, 400, 800], "p": [20], "s": [3]}
-
+from dpbench.core.errors import DPBenchError, UserInputError
+from dpbench.bench.config import build_run_configs, merge_options, name_the_file
+from dpbench.cli.output import machine_stdout, stdout_to_devnull
+from dpbench.cli.shared import GUARANTEE_NOTE, check_output_path, console, err_console
+from dpbench.cli.resources import FORCED_JOBS_PER_CORE, check_jobs
 
 def _cli_type(opt):
     """argparse ``type`` for one option: its converter, with argparse's error type."""
@@ -42,7 +33,7 @@ def _cli_type(opt):
 
 
 def _add_compare(sub):
-    from ..runner.config import OPTIONS
+    from dpbench.bench.config.options import OPTIONS
 
     p = sub.add_parser("compare", help="run selectors on the same trials and tabulate recovery",
                        description="Run every method on the same trials, the same epsilon and the same "
@@ -70,247 +61,35 @@ def _add_compare(sub):
     p.set_defaults(func=cmd_compare)
 
 
-def _merge_options(args) -> dict:
-    from ..runner.config import COMPARE_DEFAULTS, load_config
-
-    opts = dict(COMPARE_DEFAULTS)
-    if getattr(args, "config", None):
-        from_file = load_config(args.config)
-        # per-plugin parameters merge (the command line's come last and win); the file's
-        # parameters for plugins this run does not use are ignored, not errors
-        opts["config_param"] = from_file.pop("param", [])
-        opts.update(from_file)
-        opts["config_keys"] = {k: args.config for k in from_file}
-        opts["config_file"] = args.config
-    for k in COMPARE_DEFAULTS:
-        v = getattr(args, k, None)
-        if v is not None:
-            opts[k] = v
-            opts.get("config_keys", {}).pop(k, None)
-    return opts
-
-
-def _name_the_file(exc: UserInputError, opts: dict) -> UserInputError:
-    """``exc`` with the config file named when the value it refuses came from one: the checks
-    after parsing (:meth:`RunConfig.validate`) speak of ``--delta``, which a TOML user never typed."""
-    from ..runner.config import OPTION_BY_NAME
-
-    msg = str(exc)
-    for k, path in (opts.get("config_keys") or {}).items():
-        if msg.startswith((f"{OPTION_BY_NAME[k].flag} = ", f"{k} = ")):
-            return UserInputError(f"{msg} (set in config {path}: {k})")
-    return exc
-
-
-def build_run_configs(opts: dict) -> list:
-    """All the run configurations of merged compare options: one per point of the grid.
-
-    Run-level lists (``b_x = [0.5, 0.75]``, solver-parameter lists) are expanded by
-    :func:`dpbench.runner.config.grid_points`; each point is built and validated by
-    :func:`build_run_config`. The configurations run one after another into one database.
-    """
-    from ..runner.config import grid_points
-    from ..trial import oracle_backend
-
-    solvers = opts.get("solver") or ["highs"]
-    solvers = solvers if isinstance(solvers, (list, tuple)) else [solvers]
-    loss = opts.get("loss") or "least-squares"
-    backends = [oracle_backend(s, loss) for s in solvers]
-    if len(set(backends)) < len(backends):
-        # their rows would be the same trials twice, counted twice in one table row
-        raise UserInputError(f"--solver {','.join(solvers)}: with --loss {loss} every one of these runs the "
-                             f"{backends[0]} oracle; give one --solver")
-    return [build_run_config(point) for point in grid_points(opts)]
-
-
-def build_run_config(opts: dict):
-    """Turn merged compare options into a :class:`dpbench.runner.execute.RunConfig` (validated).
-
-    ``opts`` is one grid point (scalar run-level options; a one-element list is accepted).
-    Comma-separated values of a method's parameter (``topr.R=2,300``) make one method
-    *variant* per value (products over several parameters), labelled with the non-default
-    values (``topr(R=300)``); those of the generator's parameters make data settings.
-
-    Raises
-    ------
-    UserInputError
-        A grid option with several values (use :func:`build_run_configs`), an unknown name,
-        a malformed or repeated parameter, or any value :meth:`RunConfig.validate` refuses.
-    """
-    import itertools
-
-    from ..plugin_manager import registry
-    from ..runner.config import GRID_OPTIONS, OPTION_BY_NAME, param_values, resolve_sparsity
-    from ..runner.execute import RunConfig, data_settings, variant_label
-
-    opts = dict(opts)
-    for k in GRID_OPTIONS:
-        if isinstance(opts.get(k), (list, tuple)):
-            if len(opts[k]) != 1:
-                raise UserInputError(f"{OPTION_BY_NAME[k].flag} has {len(opts[k])} values: expand the grid "
-                                     "with build_run_configs")
-            opts[k] = opts[k][0]
-    reg = registry()
-    if not opts.get("methods"):
-        raise UserInputError("no methods given; use e.g. --methods exhaustive (known: "
-                             f"{', '.join(reg.names('selector'))})")
-    methods = opts["methods"]
-    if isinstance(methods, str):
-        methods = [m.strip() for m in methods.split(",") if m.strip()]
-    for m in methods:
-        reg.selector(m)
-    method_params: dict = {}
-    gen_params: dict = {}
-    solver_params: dict = {}
-    estimate_params: dict = {}
-    gen_name = opts.get("generator") or "toeplitz"
-    items = [(i, True) for i in opts.get("config_param") or []] + [(i, False) for i in opts.get("param") or []]
-    for item, from_file in items:
-        # a parameter from the file's [params] table or param list is named as the file has it
-        where = f"config {opts.get('config_file')}: parameter {item!r}" if from_file else f"--param {item!r}"
-        if "=" not in item or "." not in item.split("=", 1)[0]:
-            raise UserInputError(f"{where} must look like NAME.KEY=VALUE, e.g. exhaustive.limit=1000000")
-        lhs, value = item.split("=", 1)
-        name, key = lhs.split(".", 1)
-        if name in methods:
-            method_params.setdefault(name, {})[key] = param_values(value)
-        elif name == gen_name and not opts.get("dataset"):
-            gen_params[key] = param_values(value)
-        elif name == (opts.get("solver") or "highs"):
-            solver_params[key] = value
-        elif opts.get("estimate") and name == opts["estimate"]:
-            estimate_params[key] = value
-        elif from_file and any(name in reg.names(kind) for kind in ("selector", "generator", "solver", "estimator")):
-            continue
-        else:
-            import difflib
-
-            solver = opts.get("solver") or "highs"
-            close = difflib.get_close_matches(name, [*methods, gen_name, solver, opts.get("estimate") or ""], n=1)
-            raise UserInputError(f"{where}: {name!r} is neither one of the methods ({', '.join(methods)}), the "
-                                 f"generator ({gen_name}) nor the solver ({solver})"
-                                 + (f"; did you mean {close[0]}.{key}?" if close else ""))
-    if solver_params:
-        from ..trial import oracle_backend
-
-        solver = opts.get("solver") or "highs"
-        backend = oracle_backend(solver, opts.get("loss") or "least-squares")
-        if backend != solver:  # Trial.oracle would drop them without a word
-            first = next(iter(solver_params))
-            raise UserInputError(f"--param {solver}.{first}=…: with --loss {opts.get('loss')} the oracle is {backend}, not "
-                                 f"{solver}; use --solver {backend} --param {backend}.KEY=VALUE")
-    labels, variant_params = [], {}
-    twice = sorted({m for m in methods if methods.count(m) > 1})
-    if twice:  # else reported below as "--param values ... give the same method twice", with no --param given
-        raise UserInputError(f"--methods names {', '.join(twice)} more than once; give each method once "
-                             "(variants: --param NAME.KEY=V1,V2)")
-    for m in methods:
-        given = method_params.get(m, {})
-        keys = list(given)
-        for combo in itertools.product(*[given[k] for k in keys]):
-            params = dict(zip(keys, combo))
-            label = variant_label(m, params)
-            if label in variant_params:
-                raise UserInputError(f"--param values of {m} give the same method twice ({label}); "
-                                     "give each value once")
-            labels.append(label)
-            variant_params[label] = params
-    if opts.get("dataset") or opts.get("data"):
-        if opts.get("dataset") and opts.get("data"):
-            raise UserInputError("give either --dataset or --data, not both")
-        s_list = opts["s"] or [5]
-        if opts.get("dataset"):
-            # several data sets (a TOML array or "alon,khan") form one setting each, crossed with s
-            names = opts["dataset"] if isinstance(opts["dataset"], list) else str(opts["dataset"]).split(",")
-            sources = [{"dataset": d.strip()} for d in names if d.strip()]
-        else:
-            sources = [{"data": str(opts["data"]), "target": opts.get("target")}]
-        data = []
-        for source in sources:
-            # a rule (s = "log") becomes each data set's own integer before the run, so its
-            # settings, keys and seeds are those of the same numeric s
-            p = _features(source, opts["standardize"]) if any(isinstance(s, str) for s in s_list) else None
-            for s in s_list:
-                setting = {**source, "s": resolve_sparsity(s, p), "standardize": opts["standardize"]}
-                if setting not in data:
-                    data.append(setting)
-        reference = opts.get("reference") or "bss"
-        if reference == "true":
-            raise UserInputError("real data have no true support; use --reference bss, lasso or sis")
-    else:
-        gen = reg.generator(gen_name)
-        grid = {}
-        if gen_name == "toeplitz":  # the built-in default: the paper's design scaled down
-            opts = {**opts, **{k: v for k, v in BUILTIN_DEFAULT.items() if opts.get(k) is None}}
-        for k in ("n", "p", "s", "snr", "rho"):
-            if opts.get(k) is not None and k in gen.params:
-                grid[k] = opts[k] if isinstance(opts[k], list) else [opts[k]]
-            elif opts.get(k) is not None:
-                raise UserInputError(f"generator {gen_name!r} has no parameter {k!r}; its parameters are "
-                                     f"{', '.join(gen.params)}")
-        if opts.get("design"):
-            if "design" not in gen.params:
-                raise UserInputError(f"--design applies to the planted generator; use --generator planted")
-            gen_params["design"] = [opts["design"]]
-        for k, v in gen_params.items():
-            grid[k] = v
-        data = []
-        for setting in data_settings(gen_name, grid):
-            if isinstance(setting.get("s"), str):
-                if setting.get("p") is None:
-                    raise UserInputError(f"--s {setting['s']} needs the number of features p; give --p")
-                setting = {**setting, "s": resolve_sparsity(setting["s"], setting["p"])}
-            if setting not in data:
-                data.append(setting)
-        reference = opts.get("reference") or "true"
-    cfg = RunConfig(
-        methods=labels, data=data, epsilons=list(opts["epsilon"]), trials=opts["trials"],
-        draws=opts["draws"], seed=opts["seed"], method_params=variant_params, b_x=opts["b_x"],
-        b_y=opts["b_y"], r=opts["r"], lam=opts["lam"], sensitivity=opts["sensitivity"],
-        solver=opts["solver"], solver_params=solver_params, reference=reference, delta=float(opts["delta"]),
-        loss=opts.get("loss") or "least-squares",
-        estimate=opts.get("estimate") or None, estimate_fraction=float(opts.get("estimate_fraction", 0.5)),
-        estimate_params=estimate_params,
-    )
-    cfg.validate()
-    return cfg
-
-
-def _features(source: dict, standardize: str) -> int:
-    """Number of features p of a real-data source (a data set or a --data file) as the run sees it."""
-    from ..data_io import problem_from_dataset
-
-    return problem_from_dataset({**source, "s": 1, "standardize": standardize}).p
-
-
 def cmd_compare(args) -> int:
-    from ..evaluation.metrics import summarize
-    from ..runner.execute import execute, plan, row_key
-    from ..results.store import ResultStore
+    from dpbench.bench.evaluation.metrics import summarize
+    from dpbench.bench.keys import row_key
+    from dpbench.bench.run import execute, plan
+    from dpbench.bench.results.store import ResultStore
 
-    opts = _merge_options(args)
+    opts = merge_options(args)
     try:
         cfgs = build_run_configs(opts)
     except UserInputError as exc:
-        raise _name_the_file(exc, opts) from None
+        raise name_the_file(exc, opts) from None
     if opts.get("json"):
         check_output_path(opts["json"], "--json")
     # a missing directory is a typo far more often than a wish (a config's out was created anywhere)
     where = f"config {opts['config_keys']['out']}: out =" if "out" in opts.get("config_keys", {}) else "--out"
     check_output_path(opts["out"], where)
     if getattr(args, "solver", None) is not None or "solver" in (opts.get("config_keys") or {}):
-        from ..runner.execute import check_solver_used
+        from dpbench.bench.config import check_solver_used
 
         check_solver_used(cfgs, opts["solver"])
     if opts.get("scheduler") and opts.get("backend") != "dask":  # it was ignored without a word
         raise UserInputError(f"--scheduler {opts['scheduler']} applies to --backend dask only; add --backend dask "
                              "or drop --scheduler")
     opts["jobs"] = check_jobs(opts["jobs"], getattr(args, "force_jobs", False))
-    from .resources import check_resources
+    from dpbench.cli.resources import check_resources
 
     check_resources(cfgs, opts["jobs"], err_console)
     if opts.get("scheduler"):
-        from ..runner.backends import check_scheduler_address
+        from dpbench.bench.backends import check_scheduler_address
 
         check_scheduler_address(opts["scheduler"])
     store = ResultStore(opts["out"])
@@ -334,7 +113,7 @@ def cmd_compare(args) -> int:
             err_console.print(f"[dim]--{flag.replace('_', '-')}: {retried} {which} result(s) of this run in "
                               f"{escape(str(opts['out']))} to run again[/dim]")
     try:
-        from .progress import RunProgress
+        from dpbench.cli.progress import RunProgress
 
         recorded = []
 
@@ -351,7 +130,7 @@ def cmd_compare(args) -> int:
                         on_task_done=lambda rows, params=cfg.method_params: task_done(rows, params),
                         jobs=opts["jobs"], backend=opts["backend"], scheduler=opts["scheduler"])
     except (KeyboardInterrupt, Exception) as exc:  # SIGINT or SIGTERM (runner.signals), on every backend
-        from ..runner.signals import Interrupted, exit_status, received
+        from dpbench.bench.signals import Interrupted, exit_status, received
 
         if not isinstance(exc, KeyboardInterrupt):
             if received() is None:
@@ -391,7 +170,7 @@ def _json_summary(summary):
 
 def _config(d) -> dict:
     """A summary row's run configuration, with ``solver`` the oracle that ran (as the table's footer)."""
-    from ..results.frame import solver_that_ran
+    from dpbench.bench.results.frame import solver_that_ran
 
     c = d.get("config") or {}
     c = dict(json.loads(c) if isinstance(c, str) else c)
@@ -405,12 +184,6 @@ def _nan_to_none(v):
 
 
 #: Footnote of the table: what the guarantee column and the split mean.
-GUARANTEE_NOTE = ("guarantee: the privacy guarantee that holds for every trial of the row (pure ε, (ε, δ)) or "
-                  "'none: <reason>'; trials with and without a guarantee are never averaged together: the "
-                  "'(no guarantee)' rows below each setting are the trials where the method's guarantee did not "
-                  "hold (e.g. a data-dependent condition failed, an uncertified oracle, a non-private baseline)")
-
-
 def _add_export(sub):
     p = sub.add_parser("export", help="write a results database as a tidy table (CSV, JSON or Parquet)",
                        description="One row per (data setting, trial, method, epsilon), every setting, "
@@ -424,36 +197,8 @@ def _add_export(sub):
     p.set_defaults(func=cmd_export)
 
 
-def check_output_path(path, flag: str) -> Path:
-    """Refuse, before any work, an output file that cannot be written (one line, the reason named).
-
-    Raises
-    ------
-    UserInputError
-        ``path`` is a directory, its directory does not exist or is not writable.
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise UserInputError(f"{flag} {path} is a directory; give a file name, e.g. {path / 'out'}")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        above = next((a for a in parent.parents if a.exists()), None)  # /dev/null/sub: a file on the way
-        if above is not None and not above.is_dir():
-            raise UserInputError(f"{flag} {path}: {above} is a file (Not a directory); choose another path")
-        raise UserInputError(f"{flag} {path}: directory {parent} does not exist; create it or choose another path")
-    if not os.access(parent, os.W_OK):
-        raise UserInputError(f"{flag} {path}: cannot write to directory {parent} (permission denied)")
-    return path
-
-
-def _open_existing(path):
-    from ..results.store import ResultStore
-
-    return ResultStore(path, readonly=True)
-
-
 def cmd_export(args) -> int:
-    from ..results.frame import export_frame, load_results
+    from dpbench.bench.results.frame import export_frame, load_results
 
     if args.output == "-":  # the table on stdout (a file named '-' was written before)
         df = load_results(args.database, supports=args.supports)
@@ -479,27 +224,15 @@ def _add_report(sub):
     p.set_defaults(func=cmd_report)
 
 
-def summary_from_db(path):
-    """Summary rows of every configuration stored in a results database."""
-    from ..evaluation.metrics import summarize
-
-    store = _open_existing(path)
-    rows = store.rows()
-    store.close()
-    for r in rows:
-        r["setting"] = json.loads(r["setting"])
-    return summarize(rows)
-
-
 def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) -> None:
     """Print the summary of store rows (or of a tidy frame ``df``) keyed on every varying column.
 
     The layout fits 100 columns: settings that are the same in every row are printed once
     above the footnote instead of as columns.
     """
-    from ..results.frame import frame_from_rows
-    from ..results.summary import summary_frame
-    from .tables import constants_text, footnote, print_table, rich_table
+    from dpbench.bench.results.frame import frame_from_rows
+    from dpbench.bench.results.summary import summary_frame
+    from dpbench.cli.tables import constants_text, footnote, print_table, rich_table
 
     out = out or console
     if df is None:
@@ -524,8 +257,8 @@ def print_frame_summary(rows, cfg=None, interval="wilson", out=None, df=None) ->
 
 
 def cmd_report(args) -> int:
-    from ..results.frame import load_results
-    from ..results.summary import summary_frame
+    from dpbench.bench.results.frame import load_results
+    from dpbench.bench.results.summary import summary_frame
 
     if args.markdown and Path(args.markdown).suffix.lower() in (".html", ".htm") and not args.html:
         args.html, args.markdown = args.markdown, None  # -o r.html: Markdown in an .html file read as garbage
@@ -533,20 +266,20 @@ def cmd_report(args) -> int:
         if path:
             check_output_path(path, flag)
     if args.html:
-        from .html_report import write_report
+        from dpbench.cli.html_report import write_report
 
         write_report(args.database, args.html, interval=args.interval)
         err_console.print(f"wrote {escape(str(args.html))}", soft_wrap=True)
         return 0
     df = load_results(args.database)
     if args.markdown:
-        from .tables import markdown_table as md
+        from dpbench.cli.tables import markdown_table as md
 
-        from .tables import footnote
+        from dpbench.cli.tables import footnote
 
         note = GUARANTEE_NOTE + " · " if "guaranteed" in df else ""
         sf = summary_frame(df, args.interval) if not df.empty else None
-        from .html_report import run_versions  # the package versions each run recorded
+        from dpbench.cli.html_report import run_versions  # the package versions each run recorded
 
         runs = "".join(f"* run of {when}: {versions}\n" for when, versions in run_versions(args.database))
         text = (md(sf) + f"\n{runs}\n{note}{footnote(sf, args.interval)}\n" if sf is not None else "no results\n")
@@ -562,7 +295,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         hint = f"see `{self.prog} --help`"
-        from .listing import LIST_KINDS
+        from dpbench.cli.listing import LIST_KINDS
 
         for kind in LIST_KINDS:  # `dpbench datasets`: the user looks for a listing
             if f"invalid choice: '{kind}'" in message or f"invalid choice: '{kind[:-1]}'" in message:
@@ -573,18 +306,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from dpbench.core.version import __version__
 
     parser = _Parser(prog="dpbench", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"dpbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    from . import listing
+    from dpbench.cli import listing
 
     _add_compare(sub)
     listing.add_parser(sub)
     _add_export(sub)
     _add_report(sub)
-    from . import audit, bss, plot  # they use helpers of this module, so they are imported last
+    from dpbench.cli import audit, bss, plot  # they use helpers of this module, so they are imported last
 
     bss.add_parser(sub)
     plot.add_parser(sub)
@@ -599,12 +332,12 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 def main(argv=None) -> int:
     """Entry point of the ``dpbench`` console script; returns the exit status.
 
-    Bad input (:class:`~dpbench.errors.DPBenchError`) prints one line and returns 2; Ctrl-C at
+    Bad input (:class:`~dpbench.core.errors.DPBenchError`) prints one line and returns 2; Ctrl-C at
     any moment returns 130 (finished trials are already in the database).
     """
     import warnings
 
-    from ..runner.signals import exit_status, stop_on_signals
+    from dpbench.bench.signals import exit_status, stop_on_signals
 
     try:
         with stop_on_signals():

@@ -1,6 +1,6 @@
 """The one output channel for machine-readable output (``--json`` on stdout, ``export -o -``).
 
-Layer 8 (command line). What a program reads from ``dpbench ... --json`` must be exactly the JSON,
+What a program reads from ``dpbench ... --json`` must be exactly the JSON,
 whatever a solver library prints: HiGHS 1.16 prints a banner from C++ on file descriptor 1 when it
 is created (issue 24), which ``sys.stdout`` cannot intercept.
 """

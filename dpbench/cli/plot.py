@@ -4,14 +4,14 @@ Built on the tidy frame (:func:`dpbench.load_results`) and its summary: every co
 varies in the run and is not on the x axis, the hue or a facet is added to the line label, so
 distinct settings (ρ, SNR, Λ, seeds, method parameters, ...) are never merged into one line.
 Error bars are the chosen interval (Wilson / Clopper–Pearson / bootstrap, see
-:mod:`dpbench.results.summary`). Needs matplotlib (``pip install 'dpbench[plot]'``).
+:mod:`dpbench.bench.results.summary`). Needs matplotlib (``pip install 'dpbench[plot]'``).
 """
 
 from __future__ import annotations
 
 import math
 
-from ..errors import UserInputError
+from dpbench.core.errors import UserInputError
 
 #: metric -> (summary column, interval columns or None, axis label)
 METRICS = {"recovery": ("recovery", ("recovery_lo", "recovery_hi"), "exact recovery"),
@@ -29,13 +29,13 @@ METRICS = {"recovery": ("recovery", ("recovery_lo", "recovery_hi"), "exact recov
            "utility_loss": ("utility_loss", None, "utility loss (objective gap of the private estimate)"),
            "test_mse": ("test_mse", None, "test MSE (held-out rows)"),
            "test_accuracy": ("test_accuracy", None, "test accuracy (held-out rows)")}
-#: metric -> (key of dpbench.evaluation.metrics.summarize, label) for --heatmap
+#: metric -> (key of dpbench.bench.evaluation.metrics.summarize, label) for --heatmap
 _HEATMAP = {"recovery": ("recovery_rate", "exact recovery"), "recovery_prob": ("recovery_prob", "P(exact recovery), analytic"),
             "f1": ("f1", "F1"), "topk": ("topk", "top-k accuracy"), "time": ("time_median_s", "median selection seconds"),
             "top": ("rank_top", "TOP rate"), "great": ("rank_great", "GREAT rate"), "good": ("rank_good", "GOOD rate")}
 _RATES = ("recovery", "recovery_prob", "f1")
 #: Suffix of a summary row's method label for the trials without a privacy guarantee
-#: (:func:`dpbench.results.summary.summary_frame`).
+#: (:func:`dpbench.bench.results.summary.summary_frame`).
 NO_GUARANTEE = "(no guarantee)"
 
 
@@ -80,7 +80,7 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
     Parameters
     ----------
     sf : pandas.DataFrame
-        From :func:`dpbench.results.summary.summary_frame`.
+        From :func:`dpbench.bench.results.summary.summary_frame`.
     x, hue, col, row : str
         Column names of ``sf`` (``method`` means ``method_label``).
     metric : str
@@ -109,13 +109,13 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
         from matplotlib.ticker import FixedLocator, NullLocator
     except ImportError:
         raise UserInputError("dpbench plot needs matplotlib: pip install 'dpbench[plot]'") from None
-    from ..results.summary import display_columns
+    from dpbench.bench.results.summary import display_columns
 
     x, hue, col, row = _alias(x), _alias(hue), _alias(col) if col else None, _alias(row) if row else None
     for name, c in (("--x", x), ("--hue", hue), ("--col", col), ("--row", row)):
         if c is not None and c not in sf.columns:
             # the varying columns first, then those with one value (--x n is valid on a run with one n)
-            from ..results.summary import constant_columns
+            from dpbench.bench.results.summary import constant_columns
 
             known = display_columns(sf) + [k for k in constant_columns(sf) if k not in display_columns(sf)]
             raise UserInputError(f"{name} {c!r} is not a column of these results; columns: {', '.join(known)}")
@@ -131,7 +131,7 @@ def make_figure(sf, x="n", metric="recovery", hue="method_label", col=None, row=
     if data[x].nunique(dropna=True) < 2:
         # the side-by-side shift below would spread the methods across the panel as if they sat
         # at different values of x
-        from ..results.summary import display_columns as _shown
+        from dpbench.bench.results.summary import display_columns as _shown
 
         vary = [c for c in _shown(sf) if c not in ("method_label", x) and pd.api.types.is_numeric_dtype(sf[c])
                 and sf[c].nunique() > 1]
@@ -317,14 +317,14 @@ def _check_image_format(output) -> None:
 def run(args) -> int:
     from rich.markup import escape
 
-    from ..results.frame import load_results
-    from ..results.summary import summary_frame
-    from .main import check_output_path, err_console
+    from dpbench.bench.results.frame import load_results
+    from dpbench.bench.results.summary import summary_frame
+    from dpbench.cli.shared import check_output_path, err_console
 
     check_output_path(args.output, "-o")
     _check_image_format(args.output)
     if args.heatmap:
-        from .main import summary_from_db
+        from dpbench.cli.shared import summary_from_db
 
         n = plot_heatmap(summary_from_db(args.database), args.metric, args.output)
         err_console.print(f"wrote {escape(str(args.output))} ({n} panel{'s' if n > 1 else ''})", soft_wrap=True)

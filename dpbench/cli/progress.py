@@ -7,7 +7,7 @@ When stderr is not a terminal (batch jobs, nohup, SLURM): one plain line per fin
 trial with its setting, duration, counts and the estimated time remaining.
 In both modes, as soon as a trial finishes with a method uncertified (its preparation stopped
 at a deterministic work limit), one line per method says why and which ``--param`` work limit
-to raise (:func:`dpbench.runner.uncertified.uncertified_advice`), so the user need not wait for
+to raise (:func:`dpbench.bench.uncertified.uncertified_advice`), so the user need not wait for
 the end of the run, nor guess.
 """
 
@@ -17,7 +17,7 @@ import time
 
 from rich.markup import escape
 
-from ..runner.uncertified import uncertified_advice
+from dpbench.bench.uncertified import uncertified_advice
 
 
 def setting_text(setting: dict) -> str:

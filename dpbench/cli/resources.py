@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import UserInputError
+from dpbench.core.errors import UserInputError
 
 
 def usable_cores() -> int:
@@ -75,7 +75,7 @@ SHOW_MEMORY_ABOVE = 2**30
 def memory_estimate(cfgs, jobs: int) -> int:
     """Peak bytes of a run: one trial's data and rows per worker, and the coordinating process's copy.
 
-    A trial holds its data (:func:`dpbench.runner.execute.check_memory`'s 24 n p bytes) and, for each of
+    A trial holds its data (:func:`dpbench.bench.run.check_memory`'s 24 n p bytes) and, for each of
     its (method, ε) rows, the draws' supports (:data:`DRAW_BYTES`); with ``jobs > 1`` the coordinating
     process receives a finished trial's rows as well.
     """
@@ -103,7 +103,7 @@ def check_resources(cfgs, jobs: int, err_console) -> int:
     UserInputError
         Naming the number of rows or the memory needed and available, and the fix.
     """
-    from ..runner.execute import available_memory
+    from dpbench.bench.config import available_memory
 
     total = sum(len(c.data) * c.trials * len(c.methods) * len(c.epsilons) for c in cfgs)
     if total > MAX_RESULTS:

@@ -9,7 +9,7 @@ import math
 
 from rich.markup import escape
 
-from ..results.summary import constant_columns, display_columns
+from dpbench.bench.results.summary import constant_columns, display_columns
 
 #: Short headers of identity columns (the full names are in the tidy frame).
 HEADERS = {"method_label": "method", "epsilon": "ε", "rho": "ρ", "snr": "SNR", "lam": "Λ", "b_x": "b_x",
@@ -130,7 +130,7 @@ def estimation_columns(sf) -> list[tuple[str, str, str]]:
     return [h for h in ESTIMATION_HEADS if h[0] in sf and sf[h[0]].notna().any()]
 
 
-#: The terminal table's width (README: "It fits in 100 columns") and the guarantee column's least width.
+#: The terminal table's width (docs/user-guide/compare.md: "It fits in 100 columns") and the guarantee column's least width.
 TABLE_WIDTH, GUARANTEE_WIDTH = 100, 13
 
 #: Columns the terminal table leaves out, in this order, when the others and the guarantee do not
@@ -139,7 +139,7 @@ OPTIONAL_HEADS = ("trial s", "prep s", "ms/ draw", "P exact")
 
 
 def rich_table(sf, title="dpbench", level=0.95, width=TABLE_WIDTH):
-    """A rich Table of a :func:`~dpbench.results.summary.summary_frame` (user text escaped).
+    """A rich Table of a :func:`~dpbench.bench.results.summary.summary_frame` (user text escaped).
 
     Parameters
     ----------
@@ -266,7 +266,7 @@ ESTIMATION_NOTE = (" · with --estimate: ε is the budget of the pair (support, 
 
 def preprocessing_note(sf) -> str:
     """``† <notice>`` for each non-private preprocessing among the summary's rows ('' when none)."""
-    from ..data_io import not_private_notice
+    from dpbench.core.datafiles import not_private_notice
 
     if sf is None or "standardize" not in sf:
         return ""

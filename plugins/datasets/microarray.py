@@ -6,7 +6,7 @@ datamicroarray 0.2.3 (MIT) by ``tools/convert_datamicroarray.py`` into
 ``datasets/<name>.npz`` + ``<name>.toml`` (provenance: source, citation, licence, sha256,
 shape and how it differs from the paper's Table 1, label coding). ``khan`` is the data set
 of :mod:`dpbench_plugins.datasets.shipped` (the same 63 x 2308 matrix and labels). They load
-through :class:`~dpbench_plugins.datasets.shipped.ShippedDataset`, which verifies the sha256.
+through :class:`~dpbench_plugins.datasets.shipped.PackagedDataset`, which verifies the sha256.
 The response is the class label as a number 1..K (class names in code-point order).
 
 **Downloaded on first use (5):** burczynski, chiaretti, chin, tian, yeoh were too large to
@@ -37,8 +37,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench import Dataset, DatasetArrays, UserInputError, hookimpl
-from dpbench_plugins.datasets.shipped import ShippedDataset
+from dpbench.api import Dataset, DatasetArrays, PackagedDataset, UserInputError, hookimpl
 
 #: The data sets converted by tools/convert_datamicroarray.py (khan: see the module docstring).
 SHIPPED = ("alon", "borovecki", "chowdary", "christensen", "golub", "gordon", "gravier", "shipp",
@@ -46,7 +45,7 @@ SHIPPED = ("alon", "borovecki", "chowdary", "christensen", "golub", "gordon", "g
 
 
 def _shipped_class(name: str) -> type:
-    return type(name.capitalize(), (ShippedDataset,), {
+    return type(name.capitalize(), (PackagedDataset,), {
         "name": name, "__module__": __name__,
         "__doc__": f"The {name} microarray data set of swope2024 Table 1 (datamicroarray 0.2.3, MIT).",
     })

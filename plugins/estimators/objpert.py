@@ -1,4 +1,4 @@
-r"""Estimator ``objpert``: objective perturbation on the selected support (least squares).
+r"""Estimation stage ``objpert``: objective perturbation on the selected support (least squares).
 
 Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, JMLR 12, Algorithm 2; Kifer,
 Smith & Thakurta 2012, COLT, "Private convex empirical risk minimization and high-dimensional
@@ -33,7 +33,7 @@ and Delta_J = max(0, lambda / (exp(share eps_2) - 1) - Lambda) (``share`` = para
 counts towards it: at Lambda = 120 almost all of eps_2 goes to the noise. (1) times 1/n is the
 authors' objective ``(1/2n)||y - X theta||^2 + (gamma + Delta)/(2n) ||theta||^2 + b^T theta / n``
 with gamma = Lambda and Delta = Delta_J. It is solved exactly (trust-region secular equation,
-:func:`dpbench.score.ridge.solve_blocks`, the same solve as the score of design.md 3).
+:func:`dpbench.core.score.ridge.solve_blocks`, the same solve as the score of docs/methods/score.md).
 
 Theorem
 -------
@@ -42,7 +42,7 @@ eps_2-differentially private with respect to replace-one neighbouring data sets 
 rows. With a selection that is eps_1-DP (resp. (eps_1, delta)-DP), the released pair
 (S_hat, theta_hat) is (eps_1 + eps_2)-DP (resp. (eps_1 + eps_2, delta)) by basic adaptive
 composition (Dwork & Roth 2014, Theorem 3.16 / B.1):
-:func:`dpbench.estimation_contract.composed_guarantee`.
+:func:`dpbench.core.contracts.estimation.composed_guarantee`.
 
 Conditions: the loss is convex and twice continuously differentiable with rank-one Hessian
 (least squares: x_S x_S^T), F convex and closed, Lambda + Delta_J > 0 (strict convexity),
@@ -101,7 +101,7 @@ Where this differs from the authors' code (``bss_neurips.py``), and why
   *clipped* data, evaluated on the *preprocessed* data, so it can be negative), on the full data,
   with a second, separate selection on a 70/30 split for the test MSE. Ours: one selection and
   one estimate per draw on the 70 % training part; utility loss = (R_S(theta_hat) - R(S_1, D)) / (2n)
-  with R the score of design.md 3 on the training data and R(S_1, D) the certified optimum;
+  with R the score of docs/methods/score.md on the training data and R(S_1, D) the certified optimum;
   test MSE on the raw (unclipped) 30 % held-out rows, as theirs.
 
 The hinge loss is refused: it is not differentiable, so (7)-(10) do not apply (a Huberised
@@ -115,11 +115,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dpbench import hookimpl
-from dpbench.base import Param
-from dpbench.errors import UserInputError
-from dpbench.estimation_contract import Estimates, Estimator
-from dpbench.score.ridge import solve_blocks
+from dpbench.api import Estimates, Param, PrivateEstimator, UserInputError, hookimpl, solve_blocks
 
 
 @dataclass(frozen=True)
@@ -208,7 +204,7 @@ def gram_blocks(X: np.ndarray, y: np.ndarray, supports: np.ndarray) -> tuple[np.
     return np.einsum("nbi,nbj->bij", Xs, Xs), np.einsum("nbi,n->bi", Xs, y)
 
 
-class ObjectivePerturbation(Estimator):
+class ObjectivePerturbation(PrivateEstimator):
     """Objective perturbation for ridge least squares on an l2 ball (module docstring: (1)-(11))."""
 
     name = "objpert"
@@ -256,7 +252,7 @@ class ObjectivePerturbation(Estimator):
         return (np.sum(resid * resid, axis=0) + trial.lam * np.sum(coef * coef, axis=1)) / (2 * trial.n)
 
     def optimum_value(self, trial, score):
-        """R(S_1, D) / (2n): the score of design.md 3 in the units of :meth:`objective`."""
+        """R(S_1, D) / (2n): the score of docs/methods/score.md in the units of :meth:`objective`."""
         return float(score) / (2 * trial.n)
 
 

@@ -12,10 +12,10 @@ Per trial, with the trial's rng and in this order:
    design; a column that is constant on the chosen rows is set to 0 and never planted;
 3. choose the support: ``s`` distinct non-constant columns uniformly at random (sorted);
 4. beta*_j = 1/sqrt(s) on the support (``signs="positive"``, the toeplitz convention,
-   design.md section 8) or +-1/sqrt(s) with independent fair random signs
+   docs/reproductions.md) or +-1/sqrt(s) with independent fair random signs
    (``signs="random"``);
 5. y = X beta* + e with e Gaussian, rescaled so that ||X beta*||^2 / ||e||^2 = snr exactly
-   (:func:`dpbench.problem.add_noise_at_snr`, the toeplitz noise model).
+   (:func:`dpbench.core.problem.add_noise_at_snr`, the toeplitz noise model).
 
 The design is public simulation input here; its standardisation is part of the
 simulation design, not a preprocessing of private data.
@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpbench import Generator, Param, Problem, UserInputError, hookimpl
-from dpbench.problem import add_noise_at_snr
+from dpbench.api import Generator, Param, Problem, UserInputError, add_noise_at_snr, dataset, hookimpl
 
 # Designs are read once per process (sha256-checked by the data-set plugin) and kept
 # read-only: a run draws many trials from the same design.
@@ -42,9 +41,7 @@ def load_design(name: str) -> tuple[np.ndarray, dict]:
         If no data set of that name is registered (the message lists the known ones).
     """
     if name not in _DESIGNS:
-        from dpbench.plugin_manager import registry
-
-        ds = registry().dataset(name)
+        ds = dataset(name)
         X = np.array(ds().load().X, dtype=np.float64)
         X.setflags(write=False)
         _DESIGNS[name] = (X, dict(ds.provenance))

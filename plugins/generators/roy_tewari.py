@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from dpbench import Generator, Param, Problem, UserInputError, hookimpl
+from dpbench.api import Generator, Param, Problem, UserInputError, hookimpl
 
 SIGNALS = ("strong", "weak")
 DESIGNS = ("gaussian-maxnorm", "uniform")

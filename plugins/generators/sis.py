@@ -18,7 +18,7 @@ The true support is the s features of w_1 (indices 0..s-1).
 
 import numpy as np
 
-from dpbench import Generator, Param, Problem, UserInputError, hookimpl
+from dpbench.api import Generator, Param, Problem, UserInputError, hookimpl
 
 
 def sis_design(rng: np.random.Generator, n: int, p: int, s: int, noise_var: float,

@@ -1,4 +1,4 @@
-"""Selector ``bss``: the non-private best subset (design.md section 4.7; the "ε = ∞" row).
+"""Selector ``bss``: the non-private best subset (docs/methods/bss.md; the "ε = ∞" row).
 
 Returns the oracle's certified optimum Ŝ₁ = argmin_S R(S, D) of the shared score, n_draws
 times (``certified=False`` when the oracle could not prove it optimal; a failed row when it
@@ -7,14 +7,14 @@ reference support. dp_type is "none": it spends no privacy budget and protects n
 
 Shared with ``topr`` / ``mistakes``
 ----------------------------------
-The unconstrained optimum is :meth:`dpbench.trial.Trial.optimum`: whichever selector asks
+The unconstrained optimum is :meth:`dpbench.bench.trial.Trial.optimum`: whichever selector asks
 first solves it, the others reuse it, and the oracle session (with its global cuts) is the
 trial's shared one.
 """
 
 import numpy as np
 
-from dpbench import Draws, Param, Selector, hookimpl
+from dpbench.api import Draws, Param, Selector, hookimpl
 
 
 def bss_optimum(trial, solver=None):
@@ -29,7 +29,7 @@ class BSS(Selector):
     summary = "non-private best subset (certified optimum of the shared score); baseline, not private"
     dp_type = "none"
     uses_oracle = True  # its preparation is the oracle's certified optimum
-    reference = "design.md 4.7; Bertsimas, King & Mazumder 2016 (best subset); outer approximation of design.md 5"
+    source = "docs/methods/bss.md; Bertsimas, King & Mazumder 2016 (best subset); outer approximation of docs/solvers.md"
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
     }

@@ -11,7 +11,7 @@ response and penalised for its rank correlation with the features already chosen
 ``P(j) ∝ exp( (eps / s) score_t(j) / (2 Delta_t) )``; pure eps-DP by basic composition.
 
 Kendall's tau is ``tau_a = K / C(n, 2)``, ``K = sum_{i<l} sgn(a_i - a_l) sgn(b_i - b_l)`` with
-ties scored 0 (:mod:`dpbench.score.kendall`), so ``(n / 2) tau_a = K / (n - 1)``.
+ties scored 0 (:mod:`dpbench.core.score.kendall`), so ``(n / 2) tau_a = K / (n - 1)``.
 
 Sensitivity under replace-one (n fixed): a replaced row changes the n - 1 pair terms it
 belongs to, each by at most 2, so ``K / (n - 1)`` moves by at most 2; ``|.|`` is 1-Lipschitz
@@ -36,11 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
-from dpbench import Draws, Selector, UserInputError, hookimpl
-from dpbench.base import Memo
-from dpbench.privacy.exponential import check_epsilon, gumbel_argmax
-from dpbench.privacy.topk import check_k, set_log_prob
-from dpbench.score.kendall import KendallRanks, concordance, kendall_ranks, strict_ranks
+from dpbench.api import (Draws, KendallRanks, Memo, Selector, UserInputError, check_epsilon, check_k,
+                         concordance, gumbel_argmax, hookimpl, kendall_ranks, set_log_prob, strict_ranks)
 
 #: Feature rows kept in the memo of a preparation (each p floats).
 _MEMO_ROWS = 256
@@ -76,7 +73,7 @@ class DPKendall(Selector):
     dp_type = "pure"
     preprocessing = "none"
     losses = ("least-squares",)
-    reference = ("Dick, Gillenwater, Joseph & Medina 2023 (DPKendall); Kendall's tau-a; "
+    source = ("Dick, Gillenwater, Joseph & Medina 2023 (DPKendall); Kendall's tau-a; "
                  "Knight 1966 (merge-sort count)")
     prepared_type = DPKendallPrepared
     #: Sensitivities of the round scores under replace-one, in units of (n / 2) tau (module docstring).

@@ -1,8 +1,8 @@
 """Selector ``dpsis``: differentially private sure independence screening (Swope et al. 2024).
 
-design.md 4.6; algorithm 1 of swope2024-dp-sis. Scores ``f_j = |x_j^T y|`` on the clipped
+docs/methods/dpsis.md; algorithm 1 of swope2024-dp-sis. Scores ``f_j = |x_j^T y|`` on the clipped
 data, component-wise sensitivity ``Delta_f = 2 b_x b_y`` under replace-one
-(:func:`dpbench.score.correlation_sensitivity`), private top-s by the canonical Lipschitz
+(:func:`dpbench.core.score.correlation_sensitivity`), private top-s by the canonical Lipschitz
 mechanism (:func:`dpbench.lipschitz.canonical_lipschitz_topk`). Pure epsilon-DP.
 
 ``prepare`` computes the scores and their order once per trial (epsilon-independent);
@@ -13,10 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpbench import Draws, Param, Selector, hookimpl
-from dpbench.privacy.lipschitz import sample_members, select_class, utility_classes
-from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.sensitivity import correlation_sensitivity
+from dpbench.api import (Draws, Param, Selector, check_epsilon, correlation_sensitivity, hookimpl,
+                         sample_members, select_class, utility_classes)
 
 
 def correlation_scores(X, y) -> np.ndarray:
@@ -61,8 +59,8 @@ class DPSIS(Selector):
     dp_type = "pure"
     # correlation screening of a real response: least squares only (issue 16)
     losses = ("least-squares",)
-    reference = ("Swope, Khanna, Doldo, Roy & Raff 2024 (algorithm 1, appendix A); "
-                 "Shekelyan & Loukides 2022; design.md 4.6")
+    source = ("Swope, Khanna, Doldo, Roy & Raff 2024 (algorithm 1, appendix A); "
+                 "Shekelyan & Loukides 2022; docs/methods/dpsis.md")
     prepared_type = DPSISPrepared
     params = {
         "gamma": Param(0.5, "loss parameter in [0, 1]: epsilon_2 = gamma*epsilon weighs the worst "

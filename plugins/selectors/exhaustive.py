@@ -1,6 +1,6 @@
 """Selector ``exhaustive``: the exponential mechanism over all C(p, s) supports.
 
-design.md 4.1 (McSherry & Talwar 2007):  P(S) ∝ exp(-epsilon R(S, D) / (2 Delta)).
+docs/methods/exponential-mechanism.md (McSherry & Talwar 2007):  P(S) ∝ exp(-epsilon R(S, D) / (2 Delta)).
 Pure epsilon-DP under replace-one neighbours because |R(S, D) - R(S, D')| <= Delta.
 
 Supports are streamed in chunks, so memory does not grow with C(p, s). Sampling is exact
@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
-from dpbench import Draws, Param, Selector, UserInputError, hookimpl
-from dpbench.base import EXPONENTIAL_MECHANISM, BatchLogProb, EpsilonCache
-from dpbench.supports import iter_supports, n_supports, unrank_support
-from dpbench.privacy.exponential import em_log_weights, sample_log_weights
+from dpbench.api import (BatchLogProb, Draws, EpsilonCache, EXPONENTIAL_MECHANISM, Param, Selector,
+                         UserInputError, em_log_weights, hookimpl, iter_supports, n_supports,
+                         sample_log_weights, unrank_support)
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,10 +30,10 @@ class ExhaustivePrepared:
     total : int
         C(p, s), the number of supports.
     scores : ndarray of shape (total,), float64, or None
-        R(S, D) of every support in colexicographic rank order (:func:`dpbench.supports.unrank_support`)
+        R(S, D) of every support in colexicographic rank order (:func:`dpbench.core.supports.unrank_support`)
         when C(p, s) is at most the ``cache`` parameter; None otherwise (scores are streamed).
     log_z : EpsilonCache
-        log Z(ε) = log sum_S exp(-ε R(S, D) / (2 Δ)) per ε (design.md 4.1).
+        log Z(ε) = log sum_S exp(-ε R(S, D) / (2 Δ)) per ε (docs/methods/exponential-mechanism.md).
     """
 
     total: int
@@ -48,7 +47,7 @@ class Exhaustive(BatchLogProb, Selector):
     name = "exhaustive"
     summary = "exponential mechanism over all C(p,s) supports, exact sampling and probabilities"
     dp_type = "pure"
-    reference = "McSherry & Talwar 2007; design.md 4.1"
+    source = "McSherry & Talwar 2007; docs/methods/exponential-mechanism.md"
     output_law = EXPONENTIAL_MECHANISM
     prepared_type = ExhaustivePrepared
     params = {
@@ -127,7 +126,7 @@ class Exhaustive(BatchLogProb, Selector):
         return Draws(supports)
 
     def log_probs(self, trial, prepared, epsilon, supports) -> np.ndarray:
-        """log P(S) = -epsilon R(S, D) / (2 Delta) - log Z for sorted supports (B, s) (design.md 4.1)."""
+        """log P(S) = -epsilon R(S, D) / (2 Delta) - log Z for sorted supports (B, s) (docs/methods/exponential-mechanism.md)."""
         return self._log_weights(trial, trial.score(supports), epsilon) - self.log_normaliser(trial, prepared, epsilon)
 
 

@@ -21,7 +21,7 @@ Differences from the paper, and why
   26 specifies: epsilon_0-DP per step like the Laplace version, and epsilon_0-bounded-range,
   which the RDP accountant turns into (epsilon_0^2 / 8)-zCDP (Cesar & Rogers 2021) -- about
   half the noise of the paper's advanced-composition constant at the same (epsilon, delta).
-* epsilon_0 is calibrated by an accountant (:mod:`dpbench.privacy.accounting`, dp-accounting's
+* epsilon_0 is calibrated by an accountant (:mod:`dpbench.core.privacy.accounting`, dp-accounting's
   RDP by default, PLD optional) so that the T steps are (epsilon, delta)-DP as it states,
   instead of the paper's sqrt(8 T log(1/delta)) bound.
 * The paper indexes T - 1 steps and outputs theta_T; ``iterations = T`` here counts the
@@ -30,12 +30,12 @@ Differences from the paper, and why
 * Neighbouring relation: replace-one. For theta_t fixed by the earlier steps, the utility
   <v, g(theta_t)> of every vertex moves by at most
   Delta_u = c * 2 b_x (b_y + b_x c) / n                                        (3)
-  (|<v, g - g'>| <= c ||g - g'||_inf; :func:`dpbench.privacy.sensitivity.gradient_sensitivity`
+  (|<v, g - g'>| <= c ||g - g'||_inf; :func:`dpbench.core.privacy.sensitivity.gradient_sensitivity`
   with fit bound ``|x_i^T theta| <= b_x ||theta||_1 <= b_x c``), twice the add/remove
   ``L_1 ||C||_1 / n`` of the paper.
 
 The radius c defaults to ``r sqrt(s)``: the l1 norm of any s-sparse vector in the l2 ball of
-radius r of the shared score (design.md section 3) is at most that.
+radius r of the shared score (docs/methods/score.md) is at most that.
 
 Work: ``prepare`` computes ``X^T y / n`` and, for p <= :data:`GRAM_MAX`, ``X^T X / n``; the
 draw updates the gradient incrementally, ``g_{t+1} = (1 - mu_t) g_t + mu_t (G v_t - X^T y / n)``
@@ -49,12 +49,9 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from dpbench import Draws, Param, Selector, hookimpl
-from dpbench.base import Diagnostic
-from dpbench.privacy.accounting import ACCOUNTANTS, accounting_diagnostics, calibrate
-from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.sensitivity import gradient_sensitivity
-from dpbench.score.gram import GRAM_MAX, GramProducts, gram_products
+from dpbench.api import (ACCOUNTANTS, Diagnostic, Draws, GRAM_MAX, GramProducts, Param, Selector,
+                         accounting_diagnostics, calibrate, check_epsilon, gradient_sensitivity,
+                         gram_products, hookimpl)
 
 
 def fw_template(iterations: int) -> tuple:
@@ -117,7 +114,7 @@ class FWLasso(Selector):
                "the l1-ball vertices, RDP-calibrated; support = s largest |theta_T| ((eps, delta)-DP)")
     dp_type = "approximate"
     losses = ("least-squares",)
-    reference = ("Talwar, Thakurta & Zhang 2015, NeurIPS, 'Nearly optimal private LASSO' (Algorithm 2, "
+    source = ("Talwar, Thakurta & Zhang 2015, NeurIPS, 'Nearly optimal private LASSO' (Algorithm 2, "
                  "polytope Frank-Wolfe); exponential mechanism; accounting by dp-accounting")
     prepared_type = GramProducts
     params = {

@@ -8,7 +8,7 @@ decreasingly, ``g_1 >= ... >= g_p``, a sequence has utility
 
 and the output is its set. Sequences are grouped by their utility and the position that
 attains it, which are counted in closed form (lemma 3.7 of the source;
-:func:`dpbench.privacy.joint_topk.joint_table`): O(s^2 p log p) once per trial in ``prepare``, then
+:func:`dpbench.core.privacy.joint_topk.joint_table`): O(s^2 p log p) once per trial in ``prepare``, then
 O(s^2 p) per draw. Pure eps-DP.
 
 Sensitivity under replace-one: ``Delta_u = 2 Delta_f = 4 b_x b_y``. Each sorted score g_i and
@@ -19,18 +19,15 @@ matching ours). The source rounds gaps of integer counts and separates ties with
 data-independent offsets; here the scores are real and ties are counted exactly.
 
 Output law: the sum over the s! orders of the set of ``exp(eps u / (2 Delta_u)) / Z``, exact
-for s <= 8 and any p (:func:`dpbench.privacy.joint_topk.joint_log_prob`).
+for s <= 8 and any p (:func:`dpbench.core.privacy.joint_topk.joint_log_prob`).
 """
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpbench import Draws, hookimpl
-from dpbench.base import EpsilonCache
-from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.joint_topk import joint_log_normaliser, joint_log_prob, joint_sample, joint_table
-from dpbench.privacy.topk import MarginalTopK, marginal_scores, set_log_prob, sorted_rows
+from dpbench.api import (Draws, EpsilonCache, MarginalTopK, check_epsilon, hookimpl, joint_log_normaliser,
+                         joint_log_prob, joint_sample, joint_table, marginal_scores, set_log_prob, sorted_rows)
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,7 +70,7 @@ class JointEM(MarginalTopK):
 
     name = "joint"
     summary = "joint exponential mechanism over sequences of s features of |x_j^T y| (pure DP; Gillenwater et al. 2022)"
-    reference = "Gillenwater, Joseph, Medina & Ribero Diaz 2022 (lemma 3.7: sequence counts)"
+    source = "Gillenwater, Joseph, Medina & Ribero Diaz 2022 (lemma 3.7: sequence counts)"
     prepared_type = JointPrepared
 
     def prepare(self, trial, rng):

@@ -14,14 +14,12 @@ move scores in both directions, hence the factor 2 (the source's add/remove coun
 Delta = 1 and are monotone).
 
 Output law: ``P(S) = P(min_{i in S} Y_i > max_{j not in S} Y_j)``, a finite sum of integrals of
-exponentials (:func:`dpbench.privacy.topk.laplace_top_k_log_prob`), evaluated for p <= 12
+exponentials (:func:`dpbench.core.privacy.topk.laplace_top_k_log_prob`), evaluated for p <= 12
 (None beyond).
 """
 
-from dpbench import Draws, hookimpl
-from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.topk import (LAPLACE_LAW_MAX_P, MarginalTopK, laplace_top_k, laplace_top_k_log_prob,
-                                  set_log_prob, sorted_rows)
+from dpbench.api import (Draws, LAPLACE_LAW_MAX_P, MarginalTopK, check_epsilon, hookimpl, laplace_top_k,
+                         laplace_top_k_log_prob, set_log_prob, sorted_rows)
 
 
 class LaplaceTopK(MarginalTopK):
@@ -29,7 +27,7 @@ class LaplaceTopK(MarginalTopK):
 
     name = "laplace-topk"
     summary = "one-shot Laplace noisy top-s of |x_j^T y|, scale 2 s Delta_f / eps (pure DP; Qiao, Su & Zhang 2021)"
-    reference = ("Qiao, Su & Zhang 2021 (one-shot top-k); Ding, Wang, Zhang & Kifer 2019 (pure-DP noisy "
+    source = ("Qiao, Su & Zhang 2021 (one-shot top-k); Ding, Wang, Zhang & Kifer 2019 (pure-DP noisy "
                  "top-k calibration)")
 
     def _scale(self, trial, prepared, epsilon):

@@ -1,10 +1,10 @@
-"""Selector ``mcmc``: Metropolis–Hastings on supports (Roy & Tewari 2023; design.md 4.4).
+"""Selector ``mcmc``: Metropolis–Hastings on supports (Roy & Tewari 2023; docs/methods/mcmc.md).
 
 Target: the exponential mechanism of ``exhaustive``,
 
     pi(S) ∝ exp(-epsilon R(S, D) / (2 Delta)),
 
-with the shared score R (design.md section 3), so that ``mcmc`` and ``exhaustive`` sample
+with the shared score R (docs/methods/score.md), so that ``mcmc`` and ``exhaustive`` sample
 the same distribution and differ only in ``mcmc`` being approximate.
 
 Kernel (Roy & Tewari 2023, section 4, "double swap update", transition matrix (10)): from
@@ -22,15 +22,15 @@ of a trial advance in lockstep: one batched score evaluation per step for every 
 Incremental scoring: a swap changes one column of X_S, so each chain keeps its Gram block
 ``X_S^T X_S + lam I`` (s x s), ``X_S^T y`` (s,) and the s member columns of X; a proposal
 costs one gather of the new column and s dot products of length n, after which
-:func:`dpbench.score.solve_blocks` scores every chain's proposal in closed form. No p x p
+:func:`dpbench.core.score.solve_blocks` scores every chain's proposal in closed form. No p x p
 matrix is formed and no general QP solver is called.
 
 Score (``score`` parameter): ``ridge`` (default) is the shared score above; ``l1`` is the score
 of Roy & Tewari's released code (roysaptaumich/DP-BSS, ``DP_BSS.py``),
 ``R_1(S) = min_{||beta||_1 <= B} ||y - X_S beta||^2`` with B = ``l1_bound`` (Lambda and r do
 not enter it), solved exactly per support and batched across chains by
-:func:`dpbench.score.l1.solve_l1_blocks` (no QP solver per step), with its own sensitivity
-``Delta = (b_y + b_x B)^2`` (:func:`dpbench.privacy.sensitivity.l1_sensitivity`). The target
+:func:`dpbench.core.score.l1.solve_l1_blocks` (no QP solver per step), with its own sensitivity
+``Delta = (b_y + b_x B)^2`` (:func:`dpbench.core.privacy.sensitivity.l1_sensitivity`). The target
 is then ``exp(-epsilon R_1(S) / (2 Delta))``: the factor 2 is that of replace-one neighbours;
 the authors' code uses ``exp(-epsilon RSS / Du)`` with ``Du = (B + max|y|)^2`` read from the
 data, relying on data monotonicity (Lemma 1/2, add/remove neighbours).
@@ -63,12 +63,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpbench import Draws, Param, Selector, UserInputError, hookimpl
-from dpbench.supports import uniform_supports
-from dpbench.privacy.exponential import check_epsilon, em_log_weights
-from dpbench.privacy.sensitivity import l1_sensitivity
-from dpbench.score import solve_blocks
-from dpbench.score.l1 import solve_l1_blocks
+from dpbench.api import (Draws, Param, Selector, UserInputError, check_epsilon, em_log_weights, hookimpl,
+                         l1_sensitivity, solve_blocks, solve_l1_blocks, uniform_supports)
 
 #: Steps of per-chain randomness drawn per call. Fixed (not tied to ``iterations``) so that
 #: a chain run for k steps passes through the same states as the first k steps of a longer
@@ -83,10 +79,10 @@ _GROUP_BYTES = 256 * 2**20
 TRACE_POINTS = 50
 
 
-def log_acceptance(old_scores, new_scores, epsilon: float, delta: float) -> np.ndarray:
+def log_acceptance(old_scores, new_scores, epsilon: float, sensitivity: float) -> np.ndarray:
     """Log of the Metropolis ratio pi(S') / pi(S) for the exponential-mechanism target.
 
-    ``log pi(S') - log pi(S) = -epsilon (R(S') - R(S)) / (2 Delta)`` (design.md 4.4; Roy &
+    ``log pi(S') - log pi(S) = -epsilon (R(S') - R(S)) / (2 Delta)`` (docs/methods/mcmc.md; Roy &
     Tewari 2023, section 4, acceptance probability). The score difference is taken before
     scaling, so no precision is lost to exponents of order 1e4.
 
@@ -96,8 +92,8 @@ def log_acceptance(old_scores, new_scores, epsilon: float, delta: float) -> np.n
         R(S, D) of the current and the proposed support of each chain.
     epsilon : float
         Privacy parameter (> 0).
-    delta : float
-        Sensitivity Delta of the score.
+    sensitivity : float
+        Sensitivity Δ of the score.
 
     Returns
     -------
@@ -105,7 +101,7 @@ def log_acceptance(old_scores, new_scores, epsilon: float, delta: float) -> np.n
         The proposal is accepted when ``log(u) < log_acceptance`` with u ~ U[0, 1), i.e.
         with probability ``min(1, exp(log_acceptance))``.
     """
-    return em_log_weights(np.asarray(new_scores) - np.asarray(old_scores), epsilon, delta)
+    return em_log_weights(np.asarray(new_scores) - np.asarray(old_scores), epsilon, sensitivity)
 
 
 def nonmember_of_rank(supports_sorted: np.ndarray, ranks: np.ndarray) -> np.ndarray:
@@ -160,14 +156,14 @@ class ChainState:
     XT : ndarray of shape (p, n)
         ``X^T`` of the clipped design, C-contiguous (one feature per row, so a column of X
         is one contiguous gather).
-    score : dpbench.score.RidgeScore
+    score : dpbench.core.score.RidgeScore
         The shared score (supplies ``lam``, ``r``, ``y^T y``, ``X^T y`` and ``diag X^T X``).
     supports : ndarray of shape (C, s), int64
         Initial supports. The order of members inside a row is arbitrary and is kept as
         "positions": a swap overwrites one position.
     l1_bound : float, optional
         Score the supports with the l1-bounded least squares of bound ``l1_bound``
-        (:func:`dpbench.score.l1.solve_l1_blocks`; no ridge term) instead of the shared
+        (:func:`dpbench.core.score.l1.solve_l1_blocks`; no ridge term) instead of the shared
         ridge score.
 
     Attributes
@@ -298,7 +294,7 @@ def chain_sensitivity(trial, l1_bound=None) -> float:
 
 
 def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0, l1_bound=None):
-    """Advance a batch of Metropolis–Hastings chains in lockstep (design.md 4.4).
+    """Advance a batch of Metropolis–Hastings chains in lockstep (docs/methods/mcmc.md).
 
     Parameters
     ----------
@@ -329,7 +325,7 @@ def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0, l
     eps = check_epsilon(epsilon)
     p, s = trial.p, trial.s
     state = chain_state(trial, init, l1_bound)
-    delta = chain_sensitivity(trial, l1_bound)
+    sensitivity = chain_sensitivity(trial, l1_bound)
     C = len(generators)
     if state.S.shape[0] != C:
         raise ValueError(f"{state.S.shape[0]} initial supports for {C} generators")
@@ -356,7 +352,7 @@ def run_chains(trial, epsilon, init, iterations, generators, *, trace_chain=0, l
             pos = pos_b[:, b]
             j = state.propose(pos, rank_b[:, b])
             new, G, c, xj = state.proposal_scores(pos, j)
-            ok = logu_b[:, b] < log_acceptance(state.scores, new, eps, delta)
+            ok = logu_b[:, b] < log_acceptance(state.scores, new, eps, sensitivity)
             state.accept(ok, pos, j, G, c, xj, new)
             accepted += ok
             t += 1
@@ -468,7 +464,7 @@ class MCMC(Selector):
     summary = ("Metropolis-Hastings on supports (double swap), target the exhaustive EM; "
                "approximate (eps, delta)-DP only after mixing (Roy & Tewari 2023, Cor. 1)")
     dp_type = "approximate"
-    reference = "Roy & Tewari 2023, section 4 and Corollary 1; design.md 4.4"
+    source = "Roy & Tewari 2023, section 4 and Corollary 1; docs/methods/mcmc.md"
     prepared_type = MCMCPrepared
     params = {
         "iterations": Param(1000, "Metropolis-Hastings steps per chain (authors' NeurIPS experiments: 1000); "

@@ -18,16 +18,16 @@ Differences from the paper, and why
 -----------------------------------
 * Data: the paper truncates y at R and assumes ||x_i||_inf <= c_x; here both are the trial's
   clipping (|x_ij| <= b_x, |y_i| <= b_y), as for every dpbench selector. Pi_r uses the
-  run's r (the l2 bound of the shared score, design.md section 3).
+  run's r (the l2 bound of the shared score, docs/methods/score.md).
 * Privacy: Lemma 3.3 sets ``b = lambda 2 sqrt(3 s log(1/delta)) / epsilon'`` for each
   iteration and splits (epsilon, delta) evenly over T iterations by composition. Here b is
-  the smallest noise at which an accountant (:mod:`dpbench.privacy.accounting`, dp-accounting's
+  the smallest noise at which an accountant (:mod:`dpbench.core.privacy.accounting`, dp-accounting's
   RDP or PLD) states that the T s peeling rounds and the T s noisy values together are
   (epsilon, delta)-DP, which needs less noise than the paper's constants.
 * Neighbouring relation: replace-one. With beta^t fixed by the earlier (private) steps,
   every coordinate of (1) moves by at most
   lambda = eta * 2 b_x (b_y + b_x sqrt(s) r) / n                                (4)
-  between neighbours (:func:`dpbench.privacy.sensitivity.gradient_sensitivity`, fit bound
+  between neighbours (:func:`dpbench.core.privacy.sensitivity.gradient_sensitivity`, fit bound
   ``|x_i^T beta^t| <= b_x sqrt(s) r`` since beta^t is s-sparse with ||beta^t||_2 <= r).
 
 Per iteration the accountant composes s report-noisy-max rounds with Laplace noise of scale
@@ -46,12 +46,9 @@ from __future__ import annotations
 import math
 import numpy as np
 
-from dpbench import Draws, Param, Selector, hookimpl
-from dpbench.base import Diagnostic
-from dpbench.privacy.accounting import ACCOUNTANTS, accounting_diagnostics, calibrate
-from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.sensitivity import gradient_sensitivity
-from dpbench.score.gram import GRAM_MAX, GramProducts, gram_products
+from dpbench.api import (ACCOUNTANTS, Diagnostic, Draws, GRAM_MAX, GramProducts, Param, Selector,
+                         accounting_diagnostics, calibrate, check_epsilon, gradient_sensitivity,
+                         gram_products, hookimpl)
 
 
 def iht_template(iterations: int, s: int) -> tuple:
@@ -59,7 +56,7 @@ def iht_template(iterations: int, s: int) -> tuple:
 
     Per iteration: s peeling rounds, each report-noisy-max with Laplace(b) on an l_inf
     sensitivity-lambda vector, pure (2 / sigma)-DP; and s Laplace releases of sensitivity
-    lambda, noise multiplier sigma. See :func:`dpbench.privacy.accounting.template_steps`.
+    lambda, noise multiplier sigma. See :func:`dpbench.core.privacy.accounting.template_steps`.
     """
     return (("pure", iterations * s, 2.0), ("laplace", iterations * s, 1.0))
 
@@ -149,7 +146,7 @@ class NoisyIHT(Selector):
                "by Laplace peeling, noise calibrated by an RDP/PLD accountant ((eps, delta)-DP)")
     dp_type = "approximate"
     losses = ("least-squares",)
-    reference = ("Cai, Wang & Zhang 2021, Ann. Statist. 49(5), 'The cost of privacy' (noisy IHT for linear "
+    source = ("Cai, Wang & Zhang 2021, Ann. Statist. 49(5), 'The cost of privacy' (noisy IHT for linear "
                  "regression; NoisyHT / peeling, Algorithm 1; Lemma 3.3); accounting by dp-accounting")
     prepared_type = GramProducts
     params = {

@@ -18,13 +18,12 @@ non-monotone scores, as here). An (eps, delta) calibration of the rounds (advanc
 zCDP composition) is not offered: this selector is pure eps-DP only.
 
 Output law: ``P(S) = sum over the s! orders of S of prod_t w_{j_t} / sum_{i not yet drawn} w_i``
-(:func:`dpbench.privacy.topk.peeling_log_prob`), exact for s <= 8 and any p; it is the exact
+(:func:`dpbench.core.privacy.topk.peeling_log_prob`), exact for s <= 8 and any p; it is the exact
 exponential mechanism over features when s = 1.
 """
 
-from dpbench import Draws, hookimpl
-from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.topk import MarginalTopK, gumbel_top_k, peeling_log_prob, set_log_prob, sorted_rows
+from dpbench.api import (Draws, MarginalTopK, check_epsilon, gumbel_top_k, hookimpl, peeling_log_prob,
+                         set_log_prob, sorted_rows)
 
 
 class Peeling(MarginalTopK):
@@ -32,7 +31,7 @@ class Peeling(MarginalTopK):
 
     name = "peeling"
     summary = "peeling: s exponential-mechanism rounds on |x_j^T y| as one-shot Gumbel top-s (pure DP; Dwork, Su & Zhang 2021)"
-    reference = ("Dwork, Su & Zhang 2021 (peeling); Durfee & Rogers 2019 (one-shot Gumbel); "
+    source = ("Dwork, Su & Zhang 2021 (peeling); Durfee & Rogers 2019 (one-shot Gumbel); "
                  "McSherry & Talwar 2007")
 
     def _log_weights(self, trial, prepared, epsilon):

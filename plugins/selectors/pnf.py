@@ -15,13 +15,12 @@ and use ``exp(eps (q - q*) / Delta)``; the reference code's exponential scale ``
 monotone case with Delta = 1).
 
 Output law: per round ``P(r) = a_r int_0^1 prod_{j != r} (1 - t a_j) dt`` with the flip
-probabilities a (:func:`dpbench.privacy.topk.pnf_peeling_log_prob`), summed over the s! orders
+probabilities a (:func:`dpbench.core.privacy.topk.pnf_peeling_log_prob`), summed over the s! orders
 of the set; evaluated exactly for p <= 400 and s <= 8, None beyond.
 """
 
-from dpbench import Draws, hookimpl
-from dpbench.privacy.topk import (PNF_LAW_MAX_P, MarginalTopK, exponential_noise_peeling, pnf_peeling_log_prob,
-                                  scale_for, set_log_prob, sorted_rows)
+from dpbench.api import (Draws, MarginalTopK, PNF_LAW_MAX_P, exponential_noise_peeling, hookimpl,
+                         pnf_peeling_log_prob, scale_for, set_log_prob, sorted_rows)
 
 
 class PermuteAndFlip(MarginalTopK):
@@ -29,7 +28,7 @@ class PermuteAndFlip(MarginalTopK):
 
     name = "pnf"
     summary = "permute-and-flip peeling: s rounds on |x_j^T y|, eps/s each (pure DP; McKenna & Sheldon 2020)"
-    reference = ("McKenna & Sheldon 2020 (permute-and-flip); Ding, Kifer, Steinke, Wang, Xiao & "
+    source = ("McKenna & Sheldon 2020 (permute-and-flip); Ding, Kifer, Steinke, Wang, Xiao & "
                  "Zhang 2021 (exponential-noise form)")
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):

@@ -1,10 +1,10 @@
 """Selector ``sampagg``: subsample-and-aggregate ("two-stage", Kifer, Smith & Thakurta 2012).
 
-design.md 4.5. The rows are split into ``m = floor(sqrt(n))`` disjoint blocks (a
+docs/methods/sampagg.md. The rows are split into ``m = floor(sqrt(n))`` disjoint blocks (a
 data-independent partition: a seeded shuffle, or none); on each block a sparse estimator is
 fitted and the block votes for at most ``s`` features; the votes are averaged, every
 coordinate gets Laplace noise of scale ``2 s / (m epsilon)`` (the L1 sensitivity of the
-average, :func:`dpbench.score.vote_sensitivity`, over epsilon), and the ``s`` largest noisy
+average, :func:`dpbench.core.score.vote_sensitivity`, over epsilon), and the ``s`` largest noisy
 averages are released. Replacing one row changes one block only, so this is pure
 epsilon-DP under replace-one.
 
@@ -14,7 +14,7 @@ the Lasso keeps more than ``s``). And every block casts **exactly** ``s`` votes
 (:func:`block_votes`): the default estimator is the Lasso path stopped once ``s`` features
 have entered; a block whose path yields fewer tops up by the largest |x_j^T y| (centred),
 ties by index. A fixed Lasso penalty on clipped data left most blocks silent (4-19 votes of
-270-445 at p = 100, design.md 4.5).
+270-445 at p = 100, docs/methods/sampagg.md).
 
 Preprocessing: the guarantee comes from the bounded votes (each block's 0/1 vote vector has
 exactly s ones whatever its data), not from clipping, so the selector declares
@@ -42,9 +42,7 @@ from scipy.sparse import hstack, identity
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, lasso_path
 
-from dpbench import Draws, Param, Selector, UserInputError, hookimpl
-from dpbench.privacy.exponential import check_epsilon
-from dpbench.privacy.sensitivity import vote_sensitivity
+from dpbench.api import Draws, Param, Selector, UserInputError, check_epsilon, hookimpl, vote_sensitivity
 
 #: Number of penalty values on the path of the ``lasso_path`` estimator and the ratio of the
 #: smallest to the largest (scikit-learn's defaults).
@@ -278,7 +276,7 @@ def block_votes(X, y, blocks, s: int, estimator: str = "lasso_path", alpha: floa
 
 
 def aggregate_votes(votes) -> np.ndarray:
-    """Average vote per feature, ``(1/m) sum_b votes[b]`` (design.md 4.5).
+    """Average vote per feature, ``(1/m) sum_b votes[b]`` (docs/methods/sampagg.md).
 
     Parameters
     ----------
@@ -289,7 +287,7 @@ def aggregate_votes(votes) -> np.ndarray:
     -------
     ndarray of shape (p,), float64
         Its L1 distance to the average of any vote matrix differing in one row is at most
-        ``2 s / m`` (:func:`dpbench.score.vote_sensitivity`).
+        ``2 s / m`` (:func:`dpbench.core.score.vote_sensitivity`).
     """
     v = np.asarray(votes, dtype=np.float64)
     return v.mean(axis=0)
@@ -347,7 +345,7 @@ class SampAgg(Selector):
     preprocessing = "none"
     # the votes' estimator follows the loss (Lasso path / l1-hinge path); the guarantee does not
     losses = ("least-squares", "hinge")
-    reference = "Kifer, Smith & Thakurta 2012 (two-stage, first stage); design.md 4.5"
+    source = "Kifer, Smith & Thakurta 2012 (two-stage, first stage); docs/methods/sampagg.md"
     prepared_type = SampAggPrepared
     params = {
         "estimator": Param("auto", "block estimator: 'lasso_path' (first s features to enter the "

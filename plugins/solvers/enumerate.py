@@ -9,14 +9,12 @@ import time
 
 import numpy as np
 
-from dpbench import OracleResult, OracleSession, Param, Solver, UserInputError, hookimpl
-from dpbench.supports import iter_supports, n_supports, support_ids
-from dpbench.oracle.threshold import ThresholdByCalls
-from dpbench.oracle import lexmin, tie_bar
+from dpbench.api import (OracleResult, OracleSession, Param, Solver, ThresholdByCalls, UserInputError,
+                         hookimpl, iter_supports, lexmin, n_supports, support_ids, tie_bar)
 
 
 class EnumerationSession(ThresholdByCalls, OracleSession):
-    """Oracle session that scores every support (see :class:`dpbench.base.OracleSession`)."""
+    """Oracle session that scores every support (see :class:`dpbench.api.OracleSession`)."""
 
     def __init__(self, score, s, limit):
         super().__init__(score, s)

@@ -1,12 +1,11 @@
 """Solver ``generic``: the certified branch-and-bound oracle for losses with a dual bound.
 
-The session is :class:`dpbench.oracle.generic.GenericSession` (host, layer 4). It serves the
+The session is :class:`dpbench.core.oracle.generic.GenericSession` (host, layer 4). It serves the
 losses whose ``oracle`` kind is ``"generic"`` (the hinge loss); a trial with such a loss and
-a least-squares-only ``--solver`` uses it automatically (:meth:`dpbench.trial.Trial.oracle`).
+a least-squares-only ``--solver`` uses it automatically (:meth:`dpbench.bench.trial.Trial.oracle`).
 """
 
-from dpbench import Param, Solver, hookimpl
-from dpbench.oracle.generic import GenericSession
+from dpbench.api import GenericSession, Param, Solver, hookimpl
 
 
 class Generic(Solver):

@@ -1,6 +1,6 @@
 """Solver ``gurobi``: the best-subset oracle on gurobipy, two formulations.
 
-* ``formulation=oa`` (default): the outer approximation of :mod:`dpbench.oracle.outer_approximation` with a Gurobi
+* ``formulation=oa`` (default): the outer approximation of :mod:`dpbench.core.oracle.cuts` with a Gurobi
   master MILP (lam > 0; screening keeps the master small, usually far below the licence
   limit).
 * ``formulation=misocp``: the direct mixed-integer second-order-cone program of
@@ -10,13 +10,13 @@
       s.t. beta_i^2 <= theta_i z_i,  sum_i theta_i <= r^2,  sum_i z_i = s,  z binary,
 
   plus the oracle's no-good / overlap / fixed constraints. Because ``theta_i >= beta_i^2``
-  is tight at the optimum, the objective equals R(S, D) (design.md section 3) and it works
+  is tight at the optimum, the objective equals R(S, D) (docs/methods/score.md) and it works
   with lam = 0. The residual, in the thin-SVD basis of X, is a vector of min(n, p) variables, so the
 objective's Hessian is the identity; the model has 3p + min(n, p) variables, for small p only.
 
 The pip wheel of gurobipy carries a size-limited licence (about 2000 variables and
 constraints for linear models, about 200 variables once quadratic terms appear): Gurobi's
-error 10010 is turned into :class:`dpbench.errors.SolverLimitError` naming ``--solver highs``.
+error 10010 is turned into :class:`dpbench.core.errors.SolverLimitError` naming ``--solver highs``.
 """
 
 import math
@@ -24,10 +24,9 @@ import time
 
 import numpy as np
 
-from dpbench import OracleResult, OracleSession, Param, hookimpl
-from dpbench.errors import SolverLimitError
-from dpbench.oracle import MASTER_NODE_LIMIT, OA_PARAMS, OA_SPLIT, ConstraintSet, MasterResult, OASolver, break_ties
-from dpbench.oracle.threshold import ThresholdByCalls
+from dpbench.api import (ConstraintSet, MASTER_NODE_LIMIT, MasterResult, OA_PARAMS, OA_SPLIT, OASolver,
+                         OracleResult, OracleSession, Param, SolverLimitError, ThresholdByCalls, break_ties,
+                         hookimpl)
 
 _SIZE_LIMIT = 10010  # GRB_ERROR_SIZE_LIMIT_EXCEEDED
 
@@ -87,7 +86,7 @@ def _params(model, time_limit, gap, node_limit=None):
 
 
 def solve_master_gurobi(env, master, time_limit, gap, node_limit=None):
-    """Solve a :class:`dpbench.oracle.outer_approximation.MasterMILP` with Gurobi; ``bound`` is ``ObjBound``."""
+    """Solve a :class:`dpbench.core.oracle.cuts.MasterMILP` with Gurobi; ``bound`` is ``ObjBound``."""
     import gurobipy as gp
     import scipy.sparse as sp
     from gurobipy import GRB

@@ -2,19 +2,18 @@
 
 Open source and without a size limit, so it is the default backend. The formulation (cuts,
 safe screening, warm start, branch and bound, certification) and the parameters are
-:class:`dpbench.oracle.outer_approximation.OASolver`; this module only solves the master MILP it builds. Requires lam > 0 (see :func:`dpbench.oracle.outer_approximation.require_positive_lam`).
+:class:`dpbench.core.oracle.cuts.OASolver`; this module only solves the master MILP it builds. Requires lam > 0 (see :func:`dpbench.core.oracle.cuts.require_positive_lam`).
 """
 
 import math
 
 import numpy as np
 
-from dpbench import hookimpl
-from dpbench.oracle import OA_SPLIT, MasterResult, OASolver
+from dpbench.api import MasterResult, OA_SPLIT, OASolver, hookimpl
 
 
 def solve_master_highs(master, time_limit, gap, node_limit=None):
-    """Solve a :class:`dpbench.oracle.outer_approximation.MasterMILP` with highspy.
+    """Solve a :class:`dpbench.core.oracle.cuts.MasterMILP` with highspy.
 
     One thread (HiGHS's MIP is then deterministic); ``node_limit`` is HiGHS's
     ``mip_max_nodes``, ``time_limit`` only the safety net.

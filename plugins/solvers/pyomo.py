@@ -1,4 +1,4 @@
-"""Solver ``pyomo``: the outer-approximation master of :mod:`dpbench.oracle.outer_approximation` as a Pyomo model.
+"""Solver ``pyomo``: the outer-approximation master of :mod:`dpbench.core.oracle.cuts` as a Pyomo model.
 
 Any MILP solver Pyomo can find solves it: ``appsi_highs`` (default), ``gurobi_direct``,
 ``cbc``, ``glpk``, ``scip``, ... (param ``solver``). Requires lam > 0. The formulation,
@@ -10,9 +10,7 @@ import math
 
 import numpy as np
 
-from dpbench import Param, hookimpl
-from dpbench.errors import SolverLimitError
-from dpbench.oracle import OA_PARAMS, OA_SPLIT, MasterResult, OASolver
+from dpbench.api import MasterResult, OA_PARAMS, OA_SPLIT, OASolver, Param, SolverLimitError, hookimpl
 
 #: Solvers probed when listing what is available (in the error message).
 KNOWN = ("appsi_highs", "highs", "gurobi_direct", "gurobi_persistent", "appsi_gurobi", "cbc", "glpk",

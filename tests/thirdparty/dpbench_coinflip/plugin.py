@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from dpbench import Draws, Selector, hookimpl
-from dpbench.supports import log_binom, uniform_supports
+from dpbench.api import Draws, Selector, hookimpl, log_binom, uniform_supports
 
 
 class CoinFlip(Selector):

@@ -1,14 +1,13 @@
-"""The README's `random` example ("Adding a selector from your own package"), and a broken variant.
+"""docs/plugins.md's `random` example ("A selector from your own package"), and a broken variant.
 
-`random` is the README's code unchanged (no log_prob: dpbench audits it by Monte-Carlo).
+`random` is that page's code unchanged (no log_prob: dpbench audits it by Monte-Carlo).
 `leaky-random` claims the same pure guarantee but returns the s columns most correlated with y
 half the time: `dpbench audit` must report it (exit status 1), with no change to dpbench.
 """
 
 import numpy as np
 
-from dpbench import Draws, Selector, hookimpl
-from dpbench.supports import uniform_supports
+from dpbench.api import Draws, Selector, hookimpl, uniform_supports
 
 
 class RandomSupport(Selector):

@@ -1,0 +1,501 @@
+"""Exact best-first branch and bound over the subproblems of :func:`~dpbench.core.oracle.constraints.roots`.
+
+One traversal (:meth:`BranchAndBound._bnb_search`) serves two targets: the canonical optimum
+(:class:`_BestTarget`) and the threshold enumeration of every support below tau
+(:class:`_BelowTarget`, :meth:`BranchAndBound.supports_below`). Stopped only by the node
+count of a :class:`~dpbench.core.oracle.limits.Budget` or its wall-clock safety net.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from dpbench.core.errors import UserInputError
+from dpbench.core.oracle.bounds import _top_sum_excluding, _topm_prefix
+from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, roots
+from dpbench.core.oracle.limits import _LIMIT_MESSAGES, Budget, tie_bar
+
+#: Supports rescored per batch when a threshold enumeration returns.
+_CHUNK = 200_000
+
+
+def _one_blas_thread():
+    """A search runs with one BLAS thread: its products are small (a node's Gram rows, a leaf's
+    Gram block X_C^T X_C, |C| <= 200), and on the shared 2-core machine the thread hand-offs of a
+    multithreaded BLAS cost more than the arithmetic (measured: X_C^T X_C at n = 77, |C| = 200
+    took 34 ms with two threads under load, 1.7 ms with one). Node relaxations already ran so
+    (:func:`dpbench.core.oracle.relaxation._one_blas_thread`)."""
+    from .relaxation import _one_blas_thread as one
+
+    return one()
+
+
+class _BestTarget:
+    """Branch-and-bound target of an optimum call: the canonical optimum (see :data:`TIE_RTOL`).
+
+    Keeps every offered, non-excluded support whose score is within :func:`tie_bar` of the
+    smallest score seen, and closes a node only when its bound reaches ``tie_bar`` of that
+    minimum: the search is exact (no gap), and the incumbent is the lexicographically
+    smallest support among the ties, whatever order the nodes were visited in.
+    """
+
+    def __init__(self, S_inc, ub, gap_tol, excl):
+        self.excl = excl
+        self.ties: dict[tuple, float] = {}
+        self.S, self.ub, self.vmin = None, np.inf, np.inf
+        if S_inc is not None:
+            self.offer(np.asarray(S_inc)[None], np.array([ub]))
+
+    def bar(self):
+        if self.S is None:
+            return np.inf
+        return tie_bar(self.vmin) + 1e-15 * max(1.0, abs(self.vmin))
+
+    def incumbent(self):
+        return self.S
+
+    def stop(self):
+        return False
+
+    def offer(self, S, vals):
+        vals = np.asarray(vals, dtype=np.float64)
+        if not vals.size:
+            return
+        lim = tie_bar(self.vmin)
+        for i in np.argsort(vals, kind="stable"):  # visits at most |excluded| + |ties| rows
+            if vals[i] > lim:
+                break
+            key = tuple(sorted(S[i].tolist()))
+            if self.excl and key in self.excl:
+                continue
+            lim = min(lim, tie_bar(float(vals[i])))
+            self.ties[key] = float(vals[i])
+        if not self.ties:
+            return
+        self.vmin = min(self.ties.values())
+        keep = tie_bar(self.vmin)
+        self.ties = {k: v for k, v in self.ties.items() if v <= keep}
+        key = min(self.ties)
+        self.S, self.ub = np.array(key, dtype=np.int64), self.ties[key]
+
+
+#: Relative rounding margin of threshold enumerations: a node is closed only when its bound
+#: exceeds tau by this much, far above the float64 error of the bounds and of the scores
+#: assembled from cached Gram rows (both ~1e-13 relative), so no support <= tau is lost.
+THRESHOLD_MARGIN = 1e-9
+
+
+class _BelowTarget:
+    """Branch-and-bound target of :meth:`OASession.supports_below`: every support <= tau.
+
+    Keeps the offered supports with value below the bar ``tau + margin``; with ``rank``,
+    tau is lowered to the rank-th smallest of ``known`` and the values found so far (see
+    :meth:`dpbench.api.OracleSession.supports_below`). ``above`` is the smallest value of
+    any offered, non-excluded support that was not kept (part of the bound on the rest).
+    """
+
+    def __init__(self, tau, rank, known, excl, max_count, s):
+        from dpbench.core.oracle.threshold import rank_threshold
+
+        known = np.asarray(known, dtype=np.float64).ravel()
+        self.tau = rank_threshold(tau, rank, known)
+        self.rank, self.excl, self.max_count = rank, excl, max_count
+        self.pool = known[known <= self.tau] if rank is not None else known[:0]
+        self.S, self.v = [np.zeros((0, s), dtype=np.int64)], [np.zeros(0)]
+        self.count = 0
+        self.above = np.inf
+        self.full = False
+
+    def bar(self):
+        return self.tau + THRESHOLD_MARGIN * max(1.0, abs(self.tau))
+
+    def incumbent(self):
+        return None
+
+    def stop(self):
+        return self.full
+
+    def offer(self, S, vals):
+        if self.excl:
+            keep = np.array([tuple(r) not in self.excl for r in np.sort(S, axis=1).tolist()], dtype=bool)
+            S, vals = S[keep], vals[keep]
+        ok = vals < self.bar()
+        if (~ok).any():
+            self.above = min(self.above, float(vals[~ok].min()))
+        if not ok.any():
+            return
+        S, vals = S[ok], vals[ok]
+        self.S.append(np.sort(S, axis=1))
+        self.v.append(np.asarray(vals, dtype=np.float64))
+        self.count += len(vals)
+        if self.rank is not None:
+            self.pool = np.concatenate([self.pool, vals])
+            if self.pool.size >= self.rank:
+                tau = float(np.partition(self.pool, self.rank - 1)[self.rank - 1])
+                if tau < self.tau:
+                    self.tau = tau
+                    self.pool = self.pool[self.pool <= self.bar()]
+            if self.count > 2 * self.rank + 100_000:
+                self._trim()
+        if self.count > self.max_count:
+            self._trim()
+            self.full = self.count > self.max_count
+
+    def _trim(self):
+        S, v = self.result()
+        ok = v < self.bar()
+        if (~ok).any():
+            self.above = min(self.above, float(v[~ok].min()))
+        self.S, self.v, self.count = [S[ok]], [v[ok]], int(ok.sum())
+
+    def result(self):
+        """(supports (m, s), values (m,)) kept so far."""
+        if len(self.S) > 1:
+            self.S, self.v = [np.concatenate(self.S)], [np.concatenate(self.v)]
+        return self.S[0], self.v[0]
+
+
+class BranchAndBound:
+    """Optimum and threshold search (a mixin of :class:`~dpbench.core.oracle.session.OASession`).
+
+    Uses the node bounds of :class:`~dpbench.core.oracle.bounds.NodeBounds`, the session's cut
+    pool for the incumbent's cut, ``node_limit``/``safety_time_limit`` and ``leaf_limit``.
+    """
+
+    # ------------------------------------------------------------- branch and bound
+    def _branch_and_bound(self, cons, S_inc, ub, budget, gap_tol, leaf_limit):
+        """Exact best-first branch and bound over the subproblems of :func:`roots`.
+
+        A node (F, C, m) stands for the supports F ∪ A, A ⊂ C, |A| = m. Bounds (all valid
+        lower bounds on R, so pruning never loses the optimum):
+
+        * m = 1: ``max(R0(F) - h_b, cut at F)`` per candidate b (:meth:`_partial`), exact for
+          the ridge-only score; candidates are scored with the shared closed form in
+          increasing order of that bound until the bound reaches the incumbent.
+        * m >= 2: ``const - W[F].sum() - (sum of the m largest W over C)`` for the cut built
+          at F and the incumbent's cut when it contains F. (Sums of single-feature ridge
+          decreases are *not* valid for m >= 2: a pair can explain more than its parts.)
+          Features whose bound with them forced in exceeds the incumbent are dropped
+          (safe screening per node). With ``gershgorin`` on, also
+          ``R0(F) - (sum of the m largest h over C) / (1 - rho)`` (:meth:`_ridge_node`,
+          :func:`completion_bounds`: Schur complement + Gershgorin, about 2.3x tighter than
+          the cut weights, whose denominator is lam instead of ||x_b||^2 + lam), with per-
+          feature screening repeated while it removes candidates; children are then taken
+          in decreasing h when that leaves fewer open. A node with at most ``leaf_limit`` completions is
+          scored exhaustively; otherwise it branches on its candidates sorted by weight:
+          child i takes the i-th candidate and completes among the later ones (a partition).
+
+        Returns
+        -------
+        S, ub, lb, status, nodes
+            Best support (or None), its score, a valid lower bound on the constrained
+            optimum, "optimal" / "infeasible" / "work_limit" / "time_limit", and nodes processed.
+        """
+        target = _BestTarget(S_inc, ub, gap_tol, cons.exclude)
+        with _one_blas_thread():  # small products: see _one_blas_thread
+            rest, status, nodes = self._bnb_search(cons, target, budget, leaf_limit)
+        if status in ("work_limit", "time_limit"):
+            return target.S, target.ub, min(rest, target.ub), status, nodes
+        if target.S is None:
+            return None, np.inf, np.inf, "infeasible", nodes
+        return target.S, target.ub, min(rest, target.ub), "optimal", nodes
+
+    def _bnb_search(self, cons, target, budget, leaf_limit):
+        """The best-first traversal behind :meth:`_branch_and_bound` and :meth:`supports_below`.
+
+        ``target`` decides what is kept and when a node is closed: a node (or candidate) with
+        a valid lower bound ``lb`` stays open iff ``lb < target.bar()``; every scored support
+        goes to ``target.offer``. For the optimum the bar is the incumbent's score minus the
+        gap tolerance (:class:`_BestTarget`); for a threshold enumeration it is the threshold
+        plus a rounding margin (:class:`_BelowTarget`). The bounds are those documented in
+        :meth:`_branch_and_bound`.
+
+        Returns
+        -------
+        rest : float
+            A valid lower bound on the score of every feasible support never offered to the
+            target (the smallest bound of anything closed or left open).
+        status : {"done", "work_limit", "time_limit", "stopped"}
+            "work_limit" when ``budget.node_limit`` nodes were processed (deterministic);
+            "time_limit" only when the wall-clock safety net fired.
+            "stopped" when ``target.stop()`` asked to end the search (e.g. ``max_count``).
+        nodes : int
+        """
+        import heapq
+        import itertools
+
+        from dpbench.core.supports import iter_supports
+
+        tick = itertools.count()
+        # Entries (bound, tick, F, C, start, m, parent): parent is None or (alpha, warm), alpha a dual
+        # point of the k-support relaxation inherited from the parent, valid for every node
+        # (relaxation.py), warm the parent's primal (W, beta_W) of the "prox" relaxation (or None).
+        heap = [(-np.inf, next(tick), F, C, 0, m, None) for F, C, m in roots(cons)]
+        heapq.heapify(heap)
+        pruned = np.inf  # smallest bound of anything discarded by bound
+        nodes = 0
+        bar = target.bar
+
+        def open_(lb):  # a node with bound lb may still hold a support the target wants
+            return lb < bar()
+
+        while heap:
+            top = heap[0][0]
+            if not open_(top):
+                break
+            halt = budget.stop(nodes)
+            if halt:
+                return min(top, pruned), halt, nodes
+            if target.stop():
+                return min(top, pruned), "stopped", nodes
+            lb_parent, _, F, Cfull, start, m, parent = heapq.heappop(heap)
+            alpha_parent, warm_parent = parent if parent is not None else (None, None)
+            C = Cfull[start:]
+            nodes += 1
+            if m == 0:
+                target.offer(F[None], self.score(F[None]))
+                continue
+            (const, W), (R0, h) = self._partial(F)
+            cuts = [(const, W)]
+            S_inc = target.incumbent()
+            if S_inc is not None and len(self.cuts):
+                ki = self.cuts.index.get(tuple(S_inc.tolist()))
+                if ki is not None and set(F.tolist()) <= set(self.cuts.keys[ki]):
+                    cuts.append((float(self.cuts.const[ki]), self.cuts.W[ki]))
+            if m == 1:
+                lbb = R0 - h[C]
+                for cst, Wk in cuts:
+                    lbb = np.maximum(lbb, cst - Wk[F].sum() - Wk[C])
+                order = np.argsort(lbb, kind="stable")
+                for a in range(0, order.size, 4096):
+                    chunk = order[a:a + 4096]
+                    if not open_(lbb[chunk[0]]):
+                        pruned = min(pruned, float(lbb[chunk[0]]))
+                        break
+                    S, vals = self._score_with(F, C, chunk[:, None])
+                    target.offer(S, vals)
+                continue
+            if math.comb(C.size, m) <= leaf_limit:
+                GCC = self._gcc(C)
+                for chunk in iter_supports(C.size, m, chunk_size=max(1, 131_072 // m)):
+                    S, vals = self._score_with(F, C, chunk, GCC)
+                    target.offer(S, vals)
+                continue
+            lb, best_cut = lb_parent, 0
+            best_val = -np.inf
+            for j, (cst, Wk) in enumerate(cuts):
+                w = Wk[C]
+                val = cst - Wk[F].sum() - np.partition(w, w.size - m)[w.size - m:].sum()
+                if val > best_val:
+                    best_cut, best_val = j, val
+            lb = max(lb, best_val)
+            if not open_(lb):
+                pruned = min(pruned, lb)
+                continue
+            ridge = None
+            if self.gershgorin:
+                # Schur/Gershgorin bound (completion_bounds), screening repeated while it
+                # removes candidates: the radius rho is a maximum over the survivors.
+                for _ in range(4):
+                    R0, h, node, per, rho = self._ridge_node(F, C, m)
+                    if not np.isfinite(node):
+                        break
+                    ridge = (R0, h, rho)
+                    lb = max(lb, R0 - node)
+                    if not open_(lb):
+                        break
+                    if not np.isfinite(bar()):
+                        break
+                    drop = R0 - per >= bar()
+                    if not drop.any():
+                        break
+                    pruned = min(pruned, float((R0 - per[drop]).min()))
+                    C = C[~drop]
+                    if C.size < m:
+                        break
+                if not open_(lb):
+                    pruned = min(pruned, lb)
+                    continue
+                if C.size < m:
+                    continue
+            dual = None  # this node's dual point: its children's closed-form bounds (child_bounds)
+            relax = self._relax_budget > 0 and nodes > self._relax_delay and math.comb(C.size, m) > leaf_limit
+            if relax or alpha_parent is not None:
+                if relax:
+                    # k-support relaxation hook (see OASession._relax_node): node bound and per-feature
+                    # screening, warm-started from the parent's dual point (any alpha is valid).
+                    self._relax_budget -= 1
+                    if alpha_parent is not None:
+                        self._relax_alphas = self._relax_alphas[-2:] + [alpha_parent]
+                    rb, per, warm = self._relax_node(F, C, m, warm_parent)
+                    dual = (self._relax_alphas[-1], warm)
+                else:
+                    # Node relaxations used up: the parent's dual point still bounds this node and
+                    # screens its candidates in O(n p), without a solve.
+                    rb, per = self._dual_node(alpha_parent, F, C, m)
+                    dual = parent
+                lb = max(lb, rb)
+                if not open_(lb):
+                    pruned = min(pruned, lb)
+                    continue
+                drop = per[C] >= bar()
+                if drop.any():
+                    pruned = min(pruned, float(per[C][drop].min()))
+                    C = C[~drop]
+                if C.size < m:
+                    continue
+            if np.isfinite(bar()):
+                # Safe screening inside the node: drop b when forcing it in cannot reach the bar.
+                lbb = np.full(C.size, -np.inf)
+                for cst, Wk in cuts:
+                    ex, _ = _top_sum_excluding(Wk, C, m - 1)
+                    lbb = np.maximum(lbb, cst - Wk[F].sum() - Wk[C] - ex)
+                drop = lbb >= bar()
+                if drop.any():
+                    pruned = min(pruned, float(lbb[drop].min()))
+                    C = C[~drop]
+                if C.size < m:
+                    continue
+                if math.comb(C.size, m) <= leaf_limit:
+                    heapq.heappush(heap, (lb, next(tick), F, C, 0, m, dual))
+                    continue
+            cst, Wk = cuts[best_cut]
+            Cs = C[np.argsort(-Wk[C], kind="stable")]
+            child = cst - Wk[F].sum() - _topm_prefix(Wk[Cs], m)  # child i: Cs[i] in, rest from Cs[i+1:]
+            if ridge is not None:
+                R0, h, rho = ridge
+                if rho < 1.0:
+                    # Children in decreasing h: child i's bound R0 - (h_i + best m-1 of the later
+                    # ones) / (1 - rho) is nondecreasing in i (rho of the parent's C covers them).
+                    Cr = C[np.argsort(-h[C], kind="stable")]
+                    child_r = R0 - _topm_prefix(h[Cr], m) / (1.0 - rho) * (1 + 1e-12)
+                    b_ = bar()
+                    if not np.isfinite(b_) or (np.maximum(child_r, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
+                        Cs, child = Cr, child_r  # the order with fewer open children
+            if dual is not None:
+                # Children in decreasing a^2 of the node's dual point, bounded in closed form.
+                Ca, child_a = self._dual_children(dual[0], F, C, m)
+                b_ = bar()
+                if not np.isfinite(b_) or (np.maximum(child_a, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
+                    Cs, child = Ca, child_a
+            # Child bounds are nondecreasing in i: the children before the first closed one are
+            # pushed (their supports F + Cs[i] built in one array: no per-child numpy calls).
+            b_all = np.fmax(lb, child)  # fmax: a NaN child bound falls back to lb, as max(lb, nan) did
+            closed = ~(b_all < bar())
+            k = int(np.argmax(closed)) if closed.any() else child.size
+            if k < child.size:
+                pruned = min(pruned, float(b_all[k]))
+            if k:
+                Fk = np.empty((k, F.size + 1), dtype=np.int64)
+                Fk[:, :F.size] = F
+                Fk[:, F.size] = Cs[:k]
+                Fk.sort(axis=1)
+                for i in range(k):
+                    heapq.heappush(heap, (float(b_all[i]), next(tick), Fk[i], Cs, i + 1, m - 1, dual))
+        return min(heap[0][0] if heap else np.inf, pruned), "done", nodes
+
+    def _dual_node(self, alpha, F, C, m):
+        """Bound (*) of :mod:`~dpbench.core.oracle.relaxation` at a node (F, m more from C) from a
+        given dual point, and per feature j the bound over its supports containing j: (bound,
+        per (p,)). O(n p), no solve."""
+        from dpbench.core.oracle.relaxation import dual_bounds
+
+        sc = self.score
+        a = sc.X.T @ alpha
+        if self._compiled_bounds():
+            from .kernels import dual_bounds_1
+
+            C = np.asarray(C, dtype=np.int64)
+            b, per, _ = dual_bounds_1(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
+                                      np.asarray(F, dtype=np.int64), np.array([0, C.size], dtype=np.int64), C,
+                                      np.array([m], dtype=np.int64), True)
+            return float(b), per
+        b, per = dual_bounds(a[None], float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, [(C, m)],
+                             per_feature=True)
+        return float(b[0]), per[0]
+
+    def _compiled_bounds(self):
+        """Whether node bounds use the compiled kernels (:mod:`~dpbench.core.oracle.kernels`): with the
+        "prox" node relaxation unless its work counts say ``compiled=False`` (the numpy reference)."""
+        return getattr(self, "relax_method", None) == "prox" and getattr(self, "PROX_NODE", {}).get("compiled", True)
+
+    def _dual_children(self, alpha, F, C, m):
+        """:func:`~dpbench.core.oracle.relaxation.child_bounds` of the node at the dual point alpha."""
+        from dpbench.core.oracle.relaxation import child_bounds
+
+        sc = self.score
+        last = getattr(self, "_relax_a", None)
+        a = last[1] if last is not None and last[0] is alpha else sc.X.T @ alpha
+        if self._compiled_bounds():
+            from . import kernels
+
+            return kernels.child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
+                                        np.asarray(F, dtype=np.int64), np.asarray(C, dtype=np.int64), int(m))
+        return child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, C, m)
+
+    # ------------------------------------------------------------- threshold enumeration
+    def supports_below(self, threshold, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(), time_limit=None,
+                       max_count=2_000_000, rank=None, known_scores=(), node_limit=None):
+        """Every feasible support with score <= ``threshold``, by threshold branch and bound.
+
+        The interface and result are those of :meth:`dpbench.api.OracleSession.supports_below`.
+        The search is the best-first branch and bound of :meth:`_branch_and_bound` over the
+        same subproblems (:func:`roots`) and the same valid node bounds, with the incumbent
+        replaced by the threshold: a node is closed when its lower bound exceeds
+        ``tau (1 + THRESHOLD_MARGIN)``, and every support reaching a leaf is scored exactly;
+        with ``rank``, tau falls to the rank-th smallest of ``known_scores`` and the scores
+        found so far as the search proceeds. The supports kept are rescored with the shared
+        score before the final comparison with tau. Complete (``certified``) unless
+        ``node_limit`` (status "work_limit"), ``max_count`` or the wall-clock safety net
+        (status "time_limit") stops it; ``lower_bound`` is then the smallest bound of the
+        nodes left open, still a valid bound on everything not returned.
+
+        Raises
+        ------
+        UserInputError
+            For a NaN threshold or invalid constraints.
+        """
+        from dpbench.core.contracts.oracle import ThresholdResult
+        from dpbench.core.oracle.threshold import _order_supports, rank_threshold
+
+        t0 = time.perf_counter()
+        if threshold != threshold:
+            raise UserInputError("supports_below: the threshold is NaN; pass a number (inf for no threshold)")
+        budget = Budget(self.node_limit if node_limit is None else node_limit,
+                        self.safety_time_limit if time_limit is None else time_limit)
+        self.calls += 1
+        cons = ConstraintSet.build(self.score.p, self.s, exclude, overlap, fixed_in, fixed_out)
+        known = np.asarray(known_scores, dtype=np.float64).ravel()
+        empty = np.zeros((0, self.s), dtype=np.int64)
+        count = 0 if cons.infeasible else count_feasible(cons)
+        if count == 0:
+            return ThresholdResult(empty, np.zeros(0), True, np.inf, rank_threshold(threshold, rank, known),
+                                   "complete", 0, 0, time.perf_counter() - t0, "no support satisfies the constraints")
+        target = _BelowTarget(float(threshold), rank, known, cons.exclude, int(max_count), self.s)
+        leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
+        self._relax_budget = self.relax_overlap_nodes if count > self.enum_limit else 0  # relaxation hook
+        self._relax_delay = self.relax_overlap_after
+        with _one_blas_thread():  # small products: see _one_blas_thread
+            rest, status, nodes = self._bnb_search(cons, target, budget, leaf)
+        self._relax_budget = 0
+        S, v = target.result()
+        sc = (np.concatenate([self.score(S[a:a + _CHUNK]) for a in range(0, len(S), _CHUNK)]) if len(S)
+              else np.zeros(0))
+        tau = rank_threshold(float(threshold), rank, known, sc)
+        keep = sc <= tau
+        rest = min(rest, target.above, float(sc[~keep].min()) if (~keep).any() else np.inf)
+        S, sc = S[keep], sc[keep]
+        order = _order_supports(S, sc)
+        status = {"done": "complete", "stopped": "max_count"}.get(status, status)
+        certified = status == "complete" and (rest > tau or rest == np.inf)  # inf: nothing left unreturned
+        msg = {"complete": f"threshold branch and bound, {nodes} nodes",
+               "work_limit": _LIMIT_MESSAGES["work_limit"](f"node_limit = {budget.node_limit} branch-and-bound nodes"),
+               "time_limit": _LIMIT_MESSAGES["time_limit"](""),
+               "max_count": f"more than max_count = {max_count} supports"}.get(status, status)
+        if status == "complete" and not certified:
+            status, msg = "error", "rest bound not above the threshold (numerical trouble)"
+        return ThresholdResult(S[order], sc[order], certified, float(rest), float(tau), status, 0, nodes,
+                               time.perf_counter() - t0, msg)

@@ -1,0 +1,76 @@
+"""The options of an outer-approximation oracle session, in one frozen dataclass."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dpbench.core.oracle.limits import (FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
+                                        NODE_LIMIT, SAFETY_TIME_LIMIT)
+
+
+@dataclass(frozen=True)
+class OracleOptions:
+    """The options of an outer-approximation session, each written once (the backends' ``OA_PARAMS``
+    expose the user-facing ones as ``--param SOLVER.KEY=VALUE``).
+
+    Every limit is a count, so results never depend on the machine's speed or load; only
+    ``safety_time_limit`` is wall-clock, and a call that reaches it is reported uncertified.
+
+    Parameters
+    ----------
+    screen : bool
+        Safe screening on/off (off: the master runs over all p features).
+    max_cut_mb : float
+        Memory cap (MB) of the global cut pool, the Gram-row cache and the node cuts.
+    master_cuts : int
+        Pool cuts seeded into each master MILP (the strongest at the incumbent).
+    screen_cuts, neighbour_cuts : int
+        Cuts used for screening; cuts added at neighbours of a new incumbent.
+    max_swaps : int
+        Rounds of the swap local search.
+    enum_limit : int
+        Calls with at most this many feasible supports are enumerated exactly.
+    leaf_limit : int
+        Branch-and-bound nodes with at most this many completions are scored exhaustively.
+    node_limit, master_iterations, master_node_limit, gershgorin_nodes, first_master_nodes : int
+        Work limits: branch-and-bound nodes per call, OA master solves per call, MILP nodes of one
+        master solve, nodes of the Schur/Gershgorin search, MILP nodes of the probe master
+        (:mod:`dpbench.core.oracle.limits`).
+    safety_time_limit : float
+        Wall-clock safety net in seconds per call (runaway calls only; status ``time_limit``).
+    gershgorin : bool
+        Schur-complement/Gershgorin ridge bound in the overlap branch and bound.
+    relax_after, relax_cand, relax_bnb, relax_bnb_max, relax_nodes, relax_overlap_nodes, relax_overlap_after
+        When the k-support relaxation runs and how much work it may take (counts).
+    relax_method : {"prox", "pg"}
+        Node relaxation: active-set FISTA with the exact k-support prox, or the former projected gradient.
+    """
+
+    screen: bool = True
+    max_cut_mb: float = 200.0
+    master_cuts: int = 40
+    screen_cuts: int = 16
+    neighbour_cuts: int = 4
+    max_swaps: int = 100
+    enum_limit: int = 1_500_000
+    leaf_limit: int = 20_000
+    node_limit: int = NODE_LIMIT
+    master_iterations: int = MASTER_ITERATIONS
+    master_node_limit: int = MASTER_NODE_LIMIT
+    safety_time_limit: float = SAFETY_TIME_LIMIT
+    gershgorin: bool = True
+    relax_after: int = 1
+    relax_cand: int = 200
+    relax_bnb: int = 1000
+    relax_bnb_max: float = math.inf
+    relax_nodes: int = 2000
+    relax_overlap_nodes: int = 2000
+    relax_overlap_after: int = 300
+    gershgorin_nodes: int = GERSHGORIN_NODES
+    first_master_nodes: int = FIRST_MASTER_NODES
+    relax_method: str = "prox"
+
+    def __post_init__(self):
+        for name in ("node_limit", "master_iterations", "master_node_limit", "gershgorin_nodes", "first_master_nodes"):
+            object.__setattr__(self, name, int(getattr(self, name)))

@@ -1,0 +1,555 @@
+"""The exact top-R list of ``topr`` (docs/methods/topr.md): a k-way merge over the swap levels.
+
+Sources, exactness argument and the threshold enumerations of the large levels are
+described in :func:`top_list`; the level machinery (S1, single swaps, level optima, closed-
+form level enumeration) is in :mod:`dpbench.core.toplist.levels`.
+
+Two refinements keep the threshold enumerations of the large levels small (issue 15, Khan at
+Lambda = 10, where levels 4 and 5 hold 1.2e12 and 5.4e14 supports):
+
+* a *seeded bar* (:func:`seed_bar`): before the first level is enumerated, every level is
+  scored in closed form on the features of the best single swaps only (a deterministic
+  budget of supports per level); the R-th smallest score among these distinct supports, S1
+  and the single swaps is an upper bound U on the final R-th score, so every enumeration
+  starts at U instead of at the R-th score of the sources' heads (on Khan: 4.304 where the
+  merge's own bar started near the worst single swap, 4.547);
+* a *per-root* threshold enumeration (:func:`threshold_by_roots`): a level's feasible set is
+  the disjoint union of its roots (kept subset K of S1 fixed in, the rest of S1 fixed out),
+  and each root is enumerated by its own call with its own work limit, the bar carried from
+  root to root.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpbench.core.contracts.oracle import ThresholdResult
+from dpbench.core.oracle.limits import tie_bar
+from dpbench.core.oracle.threshold import supports_below_by_calls
+from dpbench.core.toplist.levels import (CLOSED_FORM, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _level_chunks, _limit, enumerate_level, lex_order, level_optimum,
+                                          level_size, limit_advice, max_level, optimum, single_swap_scores, solver_name)
+
+
+class _Explicit:
+    """A fully known source, sorted by (score, support)."""
+
+    def __init__(self, supports, scores, label):
+        self.S, self.sc, self.i, self.label = supports, scores, 0, label
+
+    def head(self):
+        if self.i >= len(self.sc):
+            return None
+        return (float(self.sc[self.i]), tuple(self.S[self.i].tolist()))
+
+    def take(self, limit_key, room):
+        """Take up to ``room`` elements strictly before ``limit_key`` (at least one)."""
+        hi = len(self.sc) if limit_key is None else int(np.searchsorted(self.sc, limit_key[0], side="left"))
+        hi = min(max(hi, self.i + 1), self.i + room)
+        out = self.S[self.i:hi], self.sc[self.i:hi]
+        self.i = hi
+        return out
+
+
+class _Stream:
+    """One swap level t >= 2 explored by oracle calls in increasing order of score."""
+
+    def __init__(self, trial, name, center, t, first, stats, node_limit=None):
+        self.trial, self.name, self.center, self.t = trial, name, center, t
+        self.node_limit = node_limit
+        self.taken: list[np.ndarray] = []
+        self.stats = stats
+        self.oracle_first = first.message != CLOSED_FORM
+        self._set(first)
+
+    def _set(self, res):
+        # An uncertified call (work limit) spoils the list only if its support is taken or
+        # its lower bound stays below the final R-th score (checked at the end of the merge).
+        self.certified = res.certified
+        if not res.certified:
+            self.stats["uncertified_calls"] += 1
+            what = f"level {self.t} minimum" if not self.taken else f"level {self.t}, member {len(self.taken) + 1}"
+            self.stats.setdefault("first_uncertified", {})[self.t] = (what, res.status, res.message)
+        # The latest call's bound holds for every member of the level not yet taken.
+        self.lower = float(res.lower_bound)
+        if res.support is None:
+            self.current = None
+        else:
+            self.current = (float(res.objective), np.sort(np.asarray(res.support, dtype=np.int64)))
+
+    def head(self):
+        if self.current is None:
+            return None
+        return (self.current[0], tuple(self.current[1].tolist()))
+
+    def pop(self, fetch_next: bool):
+        score, S = self.current
+        if not self.certified:
+            self.stats["taken_uncertified"] = True
+        self.taken.append(S)
+        self.current = None
+        if fetch_next:
+            if self.stats["extra_calls"] >= self.stats["max_calls"]:
+                self.stats["budget_exhausted"] = True
+                return S[None, :], np.array([score])
+            res = self.trial.oracle(self.name).solve(overlap=(self.center, self.trial.s - self.t),
+                                                     exclude=np.array(self.taken), **_limit(self.node_limit))
+            self.stats["extra_calls"] += 1
+            self.stats["oracle_seconds"] += res.seconds
+            self._set(res)
+        return S[None, :], np.array([score])
+
+
+@dataclass
+class TopList:
+    """The exact top-R list of a trial (docs/methods/topr.md) and how it was obtained.
+
+    Attributes
+    ----------
+    supports : ndarray of shape (R, s)
+        The R supports with the smallest scores, sorted by (score, support).
+    scores : ndarray of shape (R,)
+    certified : bool
+        True when every oracle call was certified and the merge completed within the call
+        budget; only then is the list provably the exact top-R.
+    diagnostics : dict
+        JSON-serialisable: ``check_passed`` (the authors' test v2 >= worst single swap),
+        ``extra_calls`` (oracle calls beyond S1 and the per-level optima), ``oracle_calls``,
+        ``levels_enumerated``, ``slack`` (largest listed score minus the smallest lower bound
+        known for the unlisted supports; 0 for an exact oracle, at most the oracle's gap
+        tolerance otherwise), ...
+    """
+
+    supports: np.ndarray
+    scores: np.ndarray
+    certified: bool
+    diagnostics: dict = field(default_factory=dict)
+
+
+def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls: int = 1000,
+             node_limit: int | None = None, level_search: str = "threshold",
+             max_count: int = THRESHOLD_MAX_COUNT) -> TopList:
+    """The exact top-R list by a k-way merge over swap levels (cached per trial and arguments).
+
+    Parameters
+    ----------
+    trial : dpbench.bench.trial.Trial
+    R : int
+        List length, 2 <= R <= C(p, s) - 1.
+    solver : str, optional
+        Oracle backend (default: the trial's).
+    enum_limit : int
+        A level t >= 2 whose C(s, t) C(p - s, t) members are at most this many is scored in
+        closed form (once it turns out to contribute more than its optimum) instead of by
+        one oracle call per member; 0 forces oracle calls throughout.
+    max_calls : int
+        Budget of extra oracle calls; when exhausted the list is marked uncertified.
+    node_limit : int, optional
+        Deterministic work limit (branch-and-bound nodes) of each oracle call on the swap
+        levels and of each threshold enumeration (None: the backend's default).
+    level_search : {"threshold", "calls"}
+        How a level too large for closed-form enumeration yields its members beyond the
+        optimum: ``"threshold"`` (default) asks the session once for all its members below
+        the tightening bound on the R-th score (:meth:`dpbench.api.OracleSession.supports_below`
+        with ``rank = R``); ``"calls"`` pulls them one oracle call (no-good cuts) at a time.
+    max_count : int
+        Passed to ``supports_below``: more supports held than this leaves the list
+        uncertified.
+
+    Returns
+    -------
+    TopList
+
+    Notes
+    -----
+    Sources: E = {S1} ∪ single swaps (explicit), and for each level t = 2 .. min(s, p - s) a
+    stream starting at the level optimum (``level_optimum``). Repeatedly the source with the
+    smallest head under (score, support) gives up its elements up to the next-smallest head.
+    A stream that loses its head fetches the level's next best support (overlap constraint
+    and no-good cuts on its taken members) unless the list is already full, or, if the level
+    is small enough, is replaced by the closed-form enumeration of the level restricted to
+    scores <= the current bound on the R-th score, or else (``level_search="threshold"``) by
+    one threshold enumeration of the level: every member with score <= tau, where tau, the
+    R-th smallest score among the R or more distinct supports known (taken, the explicit
+    sources, the other levels' heads, and the level's members found so far), is a valid
+    upper bound on the final R-th score and tightens during the search. Every member not
+    returned is then provably > tau >= the final R-th score, so the level is complete for
+    the merge; a threshold enumeration stopped by its work limit or ``max_count`` certifies
+    the list only if its bound on the unreturned members exceeds the final R-th score. When the authors' check passes
+    (R = (p - s) s + 2 and v2 >= worst single swap) the merge takes E and then the single
+    best >= 2-swap support, with no extra call. Before the first level contributes more than
+    its optimum, tau is capped by the seeded bar (:func:`seed_bar`), and a session with a
+    direct enumeration enumerates each level root by root (:func:`threshold_by_roots`,
+    ``node_limit`` per root); the diagnostics report ``seeded_bar`` and the supports it scored.
+    """
+    name = solver_name(trial, solver)
+    if level_search not in ("threshold", "calls"):
+        raise ValueError(f"level_search must be 'threshold' or 'calls', not {level_search!r}")
+    key = ("topr_list", name, int(R), int(enum_limit), int(max_calls), node_limit, level_search, int(max_count))
+    return trial.shared(key, lambda: _top_list(trial, int(R), name, int(enum_limit), int(max_calls), node_limit,
+                                               level_search, int(max_count)))
+
+
+def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="threshold",
+              max_count=None) -> TopList:
+    enum_limit = min(enum_limit, getattr(trial.score, "level_enum_limit", enum_limit))  # see level_optimum
+    max_count = THRESHOLD_MAX_COUNT if max_count is None else max_count
+    p, s = trial.p, trial.s
+    opt = optimum(trial, name)
+    singles = single_swap_scores(trial, name)
+    stats = {"extra_calls": 0, "max_calls": max_calls, "budget_exhausted": False, "uncertified_calls": 0,
+             "taken_uncertified": False,
+             "oracle_seconds": float(opt.seconds)}
+    if singles is None:
+        return TopList(np.empty((0, s), dtype=np.int64), np.empty(0), False,
+                       {"reason": f"oracle found no optimum (status {opt.status})", "oracle_calls": 1})
+    if not opt.certified:
+        stats["uncertified_calls"] += 1
+    center = singles.center
+    E_S = np.concatenate([center[None, :], singles.supports])
+    E_sc = np.concatenate([[singles.center_score], singles.scores])
+    order = lex_order(E_sc, E_S)
+    sources = [_Explicit(E_S[order], E_sc[order], 1)]
+    streams = {}
+    for t in range(2, max_level(p, s) + 1):
+        res = level_optimum(trial, t, name, enum_limit, node_limit)
+        stats["oracle_seconds"] += res.seconds
+        st = _Stream(trial, name, center, t, res, stats, node_limit)
+        streams[t] = st
+        sources.append(st)
+    v2 = min((st.current[0] for st in streams.values() if st.current is not None), default=math.inf)
+
+    out_S, out_sc, enumerated = [], [], []
+    thresholded = {}  # level -> ThresholdResult of its threshold enumeration
+    seeded = {}  # the seeded bar U (seed_bar), computed when a level first needs more than its optimum
+
+    def bar():
+        if "U" not in seeded:
+            seeded["U"], seeded["scored"] = seed_bar(trial, singles, R)
+        return seeded["U"]
+    taken = 0
+    while taken < R:
+        heads = [(src.head(), k) for k, src in enumerate(sources)]
+        heads = [(h, k) for h, k in heads if h is not None]
+        if not heads:
+            break  # fewer than R supports exist; guarded against by the caller
+        heads.sort()
+        (h0, k0) = heads[0]
+        nxt = heads[1][0] if len(heads) > 1 else None
+        src = sources[k0]
+        room = R - taken
+        if isinstance(src, _Explicit):
+            S, sc = src.take(nxt, room)
+        else:
+            full_after = taken + 1 >= R
+            lvl = src.t
+            if (not full_after and level_search == "threshold" and lvl not in thresholded
+                    and not (enum_limit and level_size(p, s, lvl) <= enum_limit)):
+                # The level contributes more than its optimum and is too large to score whole:
+                # one threshold enumeration replaces the stream (nothing is taken this round).
+                res = _threshold_level(trial, name, center, src, out_sc, sources, k0, R, node_limit,
+                                       max_count, max_calls - stats["extra_calls"], bar())
+                stats["extra_calls"] += res.calls
+                stats["oracle_seconds"] += res.seconds
+                thresholded[lvl] = res
+                sources[k0] = _Explicit(res.supports, res.scores, lvl)
+                continue
+            if not full_after and enum_limit and level_size(p, s, lvl) <= enum_limit and lvl not in enumerated:
+                # The level contributes more than its optimum: score it whole in closed form.
+                S, sc = src.pop(fetch_next=False)
+                bound = min(_rth_bound(out_sc, sc, sources, R), bar())
+                LS, Lsc = enumerate_level(trial, center, lvl, bound)
+                T = np.array(src.taken)
+                keep = ~(LS[:, None, :] == T[None, :, :]).all(axis=2).any(axis=1)
+                enumerated.append(lvl)
+                sources[k0] = _Explicit(LS[keep], Lsc[keep], lvl)
+            else:
+                S, sc = src.pop(fetch_next=not full_after)
+        out_S.append(S)
+        out_sc.append(sc)
+        taken += len(sc)
+        if stats["budget_exhausted"]:
+            break
+
+    S = np.concatenate(out_S) if out_S else np.empty((0, s), dtype=np.int64)
+    sc = np.concatenate(out_sc) if out_sc else np.empty(0)
+    order = lex_order(sc, S)
+    S, sc = S[order], sc[order]
+    complete = len(sc) == R and not stats["budget_exhausted"]
+    # Exact iff S1 is certified, nothing taken came from an uncertified call, and every level
+    # still holding an uncertified head has a lower bound at or above the R-th score.
+    rth = sc[-1] if len(sc) else math.inf
+    open_uncertified = [st for t, st in streams.items()
+                        if t not in enumerated and t not in thresholded and not st.certified and st.lower < rth]
+    # A threshold enumeration stopped early still bounds every member it did not return.
+    open_uncertified += [t for t, res in thresholded.items() if not res.certified and not res.lower_bound > rth]
+    certified = complete and opt.certified and not stats["taken_uncertified"] and not open_uncertified
+    lows = [st.lower for t, st in streams.items()
+            if t not in enumerated and t not in thresholded and (st.current is not None or st.taken)]
+    lows += [res.lower_bound for res in thresholded.values()]
+    lows += [src.head()[0] for src in sources if isinstance(src, _Explicit) and src.head() is not None]
+    slack = max(0.0, float(sc[-1]) - min(lows)) if (len(sc) and lows) else 0.0
+    diag = {
+        "R": int(R),
+        "list_size": int(len(sc)),
+        "check_passed": bool(v2 >= singles.worst),
+        "v2": float(v2),
+        "worst_single": float(singles.worst),
+        "r_th_score": float(sc[-1]) if len(sc) else None,
+        "extra_calls": int(stats["extra_calls"]),
+        "oracle_calls": 1 + sum(st.oracle_first for st in streams.values()) + int(stats["extra_calls"]),
+        "oracle_seconds": float(stats["oracle_seconds"]),
+        "uncertified_calls": int(stats["uncertified_calls"]),
+        "levels_enumerated": [int(t) for t in enumerated],
+        "levels_thresholded": {str(t): {"members_below": int(len(res.scores)), "threshold": float(res.threshold),
+                                        "lower_bound_rest": float(res.lower_bound), "certified": bool(res.certified),
+                                        "status": res.status, "nodes": int(res.nodes), "calls": int(res.calls),
+                                        "seconds": float(res.seconds)}
+                               for t, res in thresholded.items()},
+        "from_levels": {str(t): int(np.sum(_levels(S, center) == t)) for t in range(0, max_level(p, s) + 1)},
+        "slack": slack,
+        "seeded_bar": float(seeded["U"]) if "U" in seeded else None,
+        "seed_supports_scored": int(seeded.get("scored", 0)),
+    }
+    bad = [t for t, res in thresholded.items() if not res.certified and not res.lower_bound > rth]
+    advice = (None, None)
+    if bad:  # first: an incomplete level can also be why fewer than R supports were found
+        res = thresholded[bad[0]]
+        advice = limit_advice("topr", f"threshold enumeration of level {bad[0]}", res.status, res.message, node_limit)
+    elif not complete:
+        diag["reason"] = ("extra oracle-call budget exhausted (raise max_calls)" if stats["budget_exhausted"]
+                          else "fewer than R supports found")
+    elif not certified:
+        spoilt = stats.get("first_uncertified", {})
+        if not opt.certified:
+            advice = limit_advice("topr", "the optimum S1", opt.status, opt.message, None, solver=name)
+        elif spoilt:
+            advice = limit_advice("topr", *spoilt[min(spoilt)], node_limit)
+        else:
+            diag["reason"] = UNCERTIFIED_CALL
+    if advice[0] is not None:
+        diag["reason"] = advice[0]
+        if advice[1] is not None:
+            diag["raise_limit"] = advice[1]
+    return TopList(S, sc, certified, diag)
+
+
+def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_limit, max_count, calls_left,
+                     threshold=math.inf):
+    """All members of a stream's level that can still be in the top-R list.
+
+    ``threshold``: an upper bound on the final R-th score (the seeded bar). ``known``: scores
+    of distinct supports outside the level's remaining members (taken, explicit sources'
+    next R, the other streams' heads); with ``rank = R`` the session lowers tau to the R-th
+    smallest of these and the level members it finds. A session with a direct enumeration
+    is asked once per root (:func:`threshold_by_roots`); a call-based one once for the level.
+    """
+    known = list(out_sc)
+    for k, other in enumerate(sources):
+        if k == k0:
+            continue
+        if isinstance(other, _Explicit):
+            known.append(other.sc[other.i:other.i + R])
+        elif other.current is not None:
+            known.append(np.array([other.current[0]]))
+    known = np.concatenate(known) if known else np.empty(0)
+    sess = trial.oracle(name)
+    kw = dict(overlap=(center, trial.s - stream.t), exclude=np.array(stream.taken).reshape(-1, trial.s),
+              rank=R, known_scores=known, **_limit(node_limit))
+    native = getattr(sess, "supports_below", None)
+    if native is None or getattr(sess, "threshold_by_calls", False):
+        # Call-based (ThresholdByCalls): one oracle call per member, within the extra-call budget.
+        return supports_below_by_calls(sess, threshold, max_count=max(0, calls_left), **kw)
+    del kw["overlap"]
+    return threshold_by_roots(sess, center, stream.t, threshold, max_count=max_count,
+                              few_by_calls=max(0, min(FEW_BY_CALLS, calls_left // 2)), **kw)
+
+
+def _levels(S, center) -> np.ndarray:
+    """t = |S \\ center| for each row of S (B, s)."""
+    return S.shape[1] - np.isin(S, center).sum(axis=1)
+
+
+def _rth_bound(out_sc, new_sc, sources, R) -> float:
+    """An upper bound on the final R-th score: the R-th smallest score among known supports."""
+    known = list(out_sc) + [new_sc]
+    for src in sources:
+        if isinstance(src, _Explicit):
+            known.append(src.sc[src.i:src.i + R])
+        elif src.current is not None:
+            known.append(np.array([src.current[0]]))
+    allsc = np.concatenate(known)
+    if len(allsc) < R:
+        return math.inf
+    return float(np.partition(allsc, R - 1)[R - 1])
+
+
+
+
+# --------------------------------------------------------------------------- seeded bar, per-root enumeration
+
+#: Nodes of a root's first threshold search when stalled roots with few members may switch to
+#: optimum calls (:func:`threshold_by_roots`), and the most members that allows.
+ROOT_FIRST_NODES = 1_000
+FEW_BY_CALLS = 32
+
+#: Supports per swap level t >= 2 scored in closed form by :func:`seed_bar` (a deterministic
+#: budget): the added features are drawn from the M best single-swap features, M the largest
+#: with C(s, t) C(M, t) <= this. Khan, Lambda = 10 (R = 11 517): 383 530 supports scored, U =
+#: 4.3039 (500 000 per level: 1.8e6 supports, U = 4.2884; the final R-th score is <= 4.2796).
+#: Toeplitz n = 200, p = 10 000 (R = 49 977): 500 000 per level cost more seconds (1.8e6
+#: supports) than the nodes they saved, hence 100 000.
+SEED_SUPPORTS = 100_000
+
+
+def seed_bar(trial, singles, R: int, per_level: int | None = None):
+    """An upper bound U on the final R-th score from cheap, distinct candidate supports.
+
+    Candidates: S1, all single swaps and, for each level t >= 2, the members whose t added
+    features come from the pool of the M outside features with the best single swaps (M as
+    large as ``per_level`` supports allow; the whole level when it fits). They are distinct
+    supports with exact scores (the shared score), so their R-th smallest score is >= the
+    R-th smallest over all supports: a valid bar for every threshold enumeration.
+
+    Parameters
+    ----------
+    trial : dpbench.bench.trial.Trial
+    singles : SingleSwaps
+        S1 and its single swaps, sorted by (score, support).
+    R : int
+    per_level : int, optional
+        Supports scored per level (default :data:`SEED_SUPPORTS`).
+
+    Returns
+    -------
+    U : float
+        The R-th smallest candidate score widened by the tie window (:func:`tie_bar`, relative
+        1e-9, far above batch-to-batch rounding); inf when fewer than R candidates.
+    scored : int
+        Supports scored for the levels t >= 2 (work count, deterministic).
+    """
+
+    per_level = SEED_SUPPORTS if per_level is None else int(per_level)
+    per_level = min(per_level, getattr(trial.score, "level_enum_limit", per_level))  # costly scores (hinge)
+    p, s, center = trial.p, trial.s, singles.center
+    vals = np.concatenate([[singles.center_score], singles.scores])
+    # outside features in order of their best single swap (singles are sorted)
+    rows = singles.supports
+    added = rows[~np.isin(rows, center)]  # one per row, in row order
+    ranked = added[np.sort(np.unique(added, return_index=True)[1])]
+    scored = 0
+    for t in range(2, max_level(p, s) + 1):
+        M = p - s
+        while M >= t and math.comb(s, t) * math.comb(M, t) > per_level:
+            M -= 1 if M < 64 else max(1, M // 16)
+        if M < t:
+            continue
+        for _, sc in _level_chunks(trial, center, t, ranked[:M]):
+            scored += len(sc)
+            vals = np.concatenate([vals, sc])
+            if vals.size > 4 * R:
+                vals = np.partition(vals, R - 1)[:R]
+    if vals.size < R:
+        return math.inf, scored
+    # Widened by the tie window: a support's score differs in the last bits between batches
+    # (here and in a later rescoring), and a bar 1 ulp too low would lose the R-th support.
+    return float(tie_bar(float(np.partition(vals, R - 1)[R - 1]))), scored
+
+
+def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(), rank: int | None = None,
+                       known_scores=(), node_limit: int | None = None,
+                       max_count: int = THRESHOLD_MAX_COUNT, few_by_calls: int = 0) -> ThresholdResult:
+    """Every member of swap level t (``|S ∩ center| = s - t``) with score <= tau, root by root.
+
+    The level is the disjoint union of its C(s, s - t) roots (kept subset K of ``center``
+    fixed in, ``center \\ K`` fixed out, t features from the rest). Each root is one
+    :meth:`~dpbench.api.OracleSession.supports_below` call with its own ``node_limit``;
+    tau starts at ``threshold`` and, with ``rank``, falls with the R-th smallest of
+    ``known_scores`` and the members found in this and the earlier roots (distinct supports
+    outside the root being enumerated, so the rank bound stays valid).
+
+    Parameters
+    ----------
+    session : OracleSession
+    center : int array of shape (s,)
+    t : int
+        Level, 1 <= t <= s.
+    threshold : float
+    exclude : sequence of supports
+        Members not to return (already taken); each lies in exactly one root.
+    rank, known_scores, node_limit, max_count
+        As for :meth:`~dpbench.api.OracleSession.supports_below` (``max_count``: over all roots).
+    few_by_calls : int
+        When > 0, each root's threshold search first gets at most :data:`ROOT_FIRST_NODES`
+        nodes; a root it leaves uncertified with at most ``few_by_calls`` members found is
+        redone by :func:`~dpbench.core.oracle.threshold.supports_below_by_calls` (one optimum call
+        per member, ``node_limit`` each, at most ``4 few_by_calls`` members, else the threshold
+        search after all), any other by the threshold search with ``node_limit``. Khan, Lambda = 10, level 5 (one root, 5.4e14
+        members): the threshold search keeps a rest bound of 3.61 against tau = 4.28 after
+        60 000 nodes, while each optimum call certifies in 540-700 nodes (k-support branch
+        and bound over ~220 screened features).
+
+    Returns
+    -------
+    ThresholdResult
+        The union over roots, filtered to the final tau; certified iff every root's call is;
+        ``lower_bound`` the smallest root bound (and the smallest member dropped by the final
+        tau); ``nodes`` and ``calls`` summed. A root left unvisited (``max_count`` reached)
+        makes ``lower_bound`` -inf.
+    """
+    center = np.sort(np.asarray(center, dtype=np.int64))
+    s = center.size
+    ex = np.asarray(exclude, dtype=np.int64).reshape(-1, s)
+    found_S, found_sc = [np.zeros((0, s), dtype=np.int64)], [np.zeros(0)]
+    known = np.asarray(known_scores, dtype=np.float64).ravel()
+    tau, lower, certified, status, nodes, calls, seconds, msg = float(threshold), math.inf, True, "complete", 0, 0, 0.0, ""
+    for K in itertools.combinations(center.tolist(), s - t):
+        K = np.array(K, dtype=np.int64)
+        out = np.setdiff1d(center, K)
+        mine = ex[np.isin(ex, K).sum(axis=1) == K.size] if len(ex) else ex
+        left = max_count - sum(len(a) for a in found_sc)
+        if left < 0:
+            lower, certified, status, msg = -math.inf, False, "max_count", f"more than max_count = {max_count} supports"
+            break
+        kw = dict(fixed_in=K, fixed_out=out, exclude=list(mine), rank=rank,
+                  known_scores=np.concatenate([known, *found_sc]))
+        first = node_limit if node_limit is None or not few_by_calls else min(int(node_limit), ROOT_FIRST_NODES)
+        res = session.supports_below(tau, node_limit=first, max_count=left, **kw)
+        if not res.certified and res.status == "work_limit" and len(res.scores) <= few_by_calls:
+            # Few members in a root whose threshold search stalls: list them one optimum call
+            # at a time (each takes the session's strongest path on its root), the last call
+            # proving the rest above tau. The stalled search's nodes are counted, not reused.
+            nodes += int(res.nodes)
+            seconds += float(res.seconds)
+            res = supports_below_by_calls(session, tau, max_count=min(left, 4 * few_by_calls),
+                                          node_limit=node_limit, **kw)
+            if res.status == "max_count" and left > 4 * few_by_calls:  # more members than it looked
+                calls += int(res.calls)
+                seconds += float(res.seconds)
+                res = session.supports_below(tau, node_limit=node_limit, max_count=left, **kw)
+        elif not res.certified and res.status == "work_limit" and first != node_limit:
+            nodes += int(res.nodes)
+            seconds += float(res.seconds)
+            res = session.supports_below(tau, node_limit=node_limit, max_count=left, **kw)
+        calls += int(res.calls)
+        nodes += int(res.nodes)
+        seconds += float(res.seconds)
+        tau = min(tau, float(res.threshold))
+        lower = min(lower, float(res.lower_bound))
+        found_S.append(res.supports)
+        found_sc.append(np.asarray(res.scores, dtype=np.float64))
+        if not res.certified:
+            certified = False
+            if status == "complete":
+                status, msg = res.status, res.message
+    S, sc = np.concatenate(found_S), np.concatenate(found_sc)
+    keep = sc <= tau
+    if (~keep).any():  # found under an earlier root's higher tau: not returned, so they bound the rest
+        lower = min(lower, float(sc[~keep].min()))
+    S, sc = S[keep], sc[keep]
+    order = lex_order(sc, S)
+    msg = msg or f"threshold enumeration over {math.comb(s, s - t)} roots, {nodes} nodes"
+    return ThresholdResult(S[order], sc[order], certified, float(lower), float(tau), status, calls, nodes, seconds, msg)

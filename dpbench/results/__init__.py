@@ -1,1 +1,0 @@
-"""Results (layer 7): the result schema, the SQLite store of result rows, the tidy frame and summaries."""

@@ -1,6 +1,0 @@
-"""The shared score R(S, D) of every exponential-mechanism selector and oracle (layer 2)."""
-
-from .l1 import solve_l1_blocks
-from .ridge import GRAM_LIMIT, RidgeScore, solve_blocks
-
-__all__ = ["GRAM_LIMIT", "RidgeScore", "solve_blocks", "solve_l1_blocks"]
