@@ -35,6 +35,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+__all__ = ["best_scale", "bound_at", "child_bounds", "dual_bounds_1", "prox_sq_ksupport", "psi", "solve_working_set",
+           "sq_ksupport", "w_gap"]
+
 #: Same as :data:`dpbench.core.oracle.relaxation.ROUND_MARGIN` (not imported: a kernel reads it as a
 #: compile-time constant; ``tests/test_oracle_kernels.py`` checks that they agree).
 ROUND_MARGIN = 1e-11
