@@ -440,4 +440,7 @@ class NodeBounds:
 
     def _gcc(self, C):
         sc = self.score
-        return sc.gram(C, C) if sc.gram_mode == "full" else sc.X[:, C].T @ sc.X[:, C]
+        if sc.gram_mode == "full":
+            return sc.gram(C, C)
+        XC = sc.X[:, C]
+        return XC.T @ XC  # one gather, and numpy's syrk for a matrix times its own transpose

@@ -22,6 +22,17 @@ from dpbench.core.oracle.limits import _LIMIT_MESSAGES, Budget, tie_bar
 _CHUNK = 200_000
 
 
+def _one_blas_thread():
+    """A search runs with one BLAS thread: its products are small (a node's Gram rows, a leaf's
+    Gram block X_C^T X_C, |C| <= 200), and on the shared 2-core machine the thread hand-offs of a
+    multithreaded BLAS cost more than the arithmetic (measured: X_C^T X_C at n = 77, |C| = 200
+    took 34 ms with two threads under load, 1.7 ms with one). Node relaxations already ran so
+    (:func:`dpbench.core.oracle.relaxation._one_blas_thread`)."""
+    from .relaxation import _one_blas_thread as one
+
+    return one()
+
+
 class _BestTarget:
     """Branch-and-bound target of an optimum call: the canonical optimum (see :data:`TIE_RTOL`).
 
@@ -184,7 +195,8 @@ class BranchAndBound:
             optimum, "optimal" / "infeasible" / "work_limit" / "time_limit", and nodes processed.
         """
         target = _BestTarget(S_inc, ub, gap_tol, cons.exclude)
-        rest, status, nodes = self._bnb_search(cons, target, budget, leaf_limit)
+        with _one_blas_thread():  # small products: see _one_blas_thread
+            rest, status, nodes = self._bnb_search(cons, target, budget, leaf_limit)
         if status in ("work_limit", "time_limit"):
             return target.S, target.ub, min(rest, target.ub), status, nodes
         if target.S is None:
@@ -369,12 +381,20 @@ class BranchAndBound:
                 b_ = bar()
                 if not np.isfinite(b_) or (np.maximum(child_a, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
                     Cs, child = Ca, child_a
-            for i in range(child.size):
-                b = max(lb, float(child[i]))
-                if not open_(b):
-                    pruned = min(pruned, b)
-                    break  # child bounds are nondecreasing in i
-                heapq.heappush(heap, (b, next(tick), np.sort(np.append(F, Cs[i])), Cs, i + 1, m - 1, dual))
+            # Child bounds are nondecreasing in i: the children before the first closed one are
+            # pushed (their supports F + Cs[i] built in one array: no per-child numpy calls).
+            b_all = np.fmax(lb, child)  # fmax: a NaN child bound falls back to lb, as max(lb, nan) did
+            closed = ~(b_all < bar())
+            k = int(np.argmax(closed)) if closed.any() else child.size
+            if k < child.size:
+                pruned = min(pruned, float(b_all[k]))
+            if k:
+                Fk = np.empty((k, F.size + 1), dtype=np.int64)
+                Fk[:, :F.size] = F
+                Fk[:, F.size] = Cs[:k]
+                Fk.sort(axis=1)
+                for i in range(k):
+                    heapq.heappush(heap, (float(b_all[i]), next(tick), Fk[i], Cs, i + 1, m - 1, dual))
         return min(heap[0][0] if heap else np.inf, pruned), "done", nodes
 
     def _dual_node(self, alpha, F, C, m):
@@ -385,9 +405,22 @@ class BranchAndBound:
 
         sc = self.score
         a = sc.X.T @ alpha
+        if self._compiled_bounds():
+            from .kernels import dual_bounds_1
+
+            C = np.asarray(C, dtype=np.int64)
+            b, per, _ = dual_bounds_1(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
+                                      np.asarray(F, dtype=np.int64), np.array([0, C.size], dtype=np.int64), C,
+                                      np.array([m], dtype=np.int64), True)
+            return float(b), per
         b, per = dual_bounds(a[None], float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, [(C, m)],
                              per_feature=True)
         return float(b[0]), per[0]
+
+    def _compiled_bounds(self):
+        """Whether node bounds use the compiled kernels (:mod:`~dpbench.core.oracle.kernels`): with the
+        "prox" node relaxation unless its work counts say ``compiled=False`` (the numpy reference)."""
+        return getattr(self, "relax_method", None) == "prox" and getattr(self, "PROX_NODE", {}).get("compiled", True)
 
     def _dual_children(self, alpha, F, C, m):
         """:func:`~dpbench.core.oracle.relaxation.child_bounds` of the node at the dual point alpha."""
@@ -396,6 +429,11 @@ class BranchAndBound:
         sc = self.score
         last = getattr(self, "_relax_a", None)
         a = last[1] if last is not None and last[0] is alpha else sc.X.T @ alpha
+        if self._compiled_bounds():
+            from . import kernels
+
+            return kernels.child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
+                                        np.asarray(F, dtype=np.int64), np.asarray(C, dtype=np.int64), int(m))
         return child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, C, m)
 
     # ------------------------------------------------------------- threshold enumeration
@@ -440,7 +478,8 @@ class BranchAndBound:
         leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
         self._relax_budget = self.relax_overlap_nodes if count > self.enum_limit else 0  # relaxation hook
         self._relax_delay = self.relax_overlap_after
-        rest, status, nodes = self._bnb_search(cons, target, budget, leaf)
+        with _one_blas_thread():  # small products: see _one_blas_thread
+            rest, status, nodes = self._bnb_search(cons, target, budget, leaf)
         self._relax_budget = 0
         S, v = target.result()
         sc = (np.concatenate([self.score(S[a:a + _CHUNK]) for a in range(0, len(S), _CHUNK)]) if len(S)

@@ -49,6 +49,10 @@ import numpy as np
 
 __all__ = ["ksupport_alpha", "prox_sq_ksupport", "sq_ksupport"]
 
+#: Up to this many rows, a working set's Gram block is computed from its columns (n |W|^2 / 2
+#: multiply-adds) rather than gathered from a cached p x p Gram matrix (|W|^2 cache misses).
+SYRK_MAX_N = 512
+
 
 def _weights(av, need, tau):
     """The z of :func:`prox_sq_ksupport` for magnitudes ``av`` (L,) >= 0: ``clip(av s - 2 tau, 0, 1)``
@@ -241,7 +245,7 @@ def _polish(G, c, lam, r, mu, fpos, gl, beta):
             bS = np.linalg.solve(GS + (lam + m) * DS, cS)
         except np.linalg.LinAlgError:
             return None, np.inf
-        return bS, float(bS @ DS @ bS)
+        return bS, max(float(bS @ DS @ bS), 0.0)  # Q >= 0; rounding of a near-singular solve can dip below
 
     bS, Q = solve(mu)
     if bS is None:
@@ -323,7 +327,7 @@ def _w_gap(G, c, yy, lam_eff, fpos, gl, b):
 
 
 def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, rounds=6, iters=200, tol=1e-7, chunk=10,
-                   grow_min=20):
+                   grow_min=20, compiled=True, with_product=False):
     """A dual point of the k-support relaxation by active-set FISTA (module docstring).
 
     Parameters
@@ -351,6 +355,15 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         FISTA iterations between two polishing solves (:func:`_polish`).
     grow_min : int
         Least number of KKT violators added to the working set per round (at most all).
+    compiled : bool
+        Solve each working set with the compiled kernel
+        (:func:`dpbench.core.oracle.kernels.solve_working_set`, the default) or with the numpy
+        functions of this module (the reference; same algorithm and counts, slower on small
+        working sets).
+    with_product : bool
+        Also return, last, ``X^T alpha`` (p,) of the returned alpha when the last working-set
+        round computed it (its KKT check), else None: the caller's bound then needs no second
+        O(n p) product.
 
     Returns
     -------
@@ -359,70 +372,71 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         iterate; any alpha gives a valid bound, so accuracy only affects strength.
     warm : (int64 array, ndarray, float)
         ``(W, beta_W, mu)`` of the last solve, to warm-start a child node.
+    a : ndarray (p,) or None, only with ``with_product``
     """
     lam, r = score.lam, score.r
     p = score.p
     fixed = np.asarray(fixed, dtype=np.int64)
     allowed = np.zeros(p, dtype=bool)
     allowed[fixed] = True
-    inW = np.zeros(p, dtype=bool)
-    inW[fixed] = True
+    is_fixed = allowed.copy()
+    inW = allowed.copy()
     if warm is not None:
         width = min(width, 2)  # the parent's working set holds the likely entrants; KKT growth adds the rest
+    groups = [(np.asarray(idx, dtype=np.int64), int(need)) for idx, need in groups]
     for idx, need in groups:
-        idx = np.asarray(idx, dtype=np.int64)
         allowed[idx] = True
         if need > 0 and idx.size:
             g = score.c[idx] ** 2 / (score.col_sq[idx] + lam)
             k = min(idx.size, need + width)
             inW[idx[np.argpartition(-g, k - 1)[:k]] if k < idx.size else idx] = True
     inW[np.asarray(start, dtype=np.int64)] = True
-    beta_full = {}
+    # beta of every feature met so far (0 elsewhere): the working set only grows, so a round reads
+    # the previous round's solution (or the warm start) at its W
+    beta_full = np.zeros(p)
     mu = 0.0
     if warm is not None:
         Wp, bp, mu = warm
-        inW[np.asarray(Wp, dtype=np.int64)] = True
-        beta_full = dict(zip(np.asarray(Wp).tolist(), np.asarray(bp).tolist()))
+        Wp = np.asarray(Wp, dtype=np.int64)
+        inW[Wp] = True
+        beta_full[Wp] = bp
     inW &= allowed
     gpos = np.full(p, -1, dtype=np.int64)
     for gi_, (idx, _) in enumerate(groups):
-        gpos[np.asarray(idx, dtype=np.int64)] = gi_
+        gpos[idx] = gi_
+    needs = np.array([need for _, need in groups], dtype=np.int64)
     alphas = [score.y.copy()]
     W = np.flatnonzero(inW)
     beta = np.zeros(W.size)
     for _ in range(rounds):
         W = np.flatnonzero(inW)
-        G = score.gram(W, W)
+        XW = score.X[:, W]
+        # X_W^T X_W as one symmetric rank-n product (numpy's syrk for a matrix times its own
+        # transpose): ~3x cheaper than score.gram's two column gathers and general product, and at
+        # n <= SYRK_MAX_N cheaper than gathering |W|^2 scattered entries of a cached p x p Gram
+        # (1 ms at p = 2905: one cache miss each)
+        G = XW.T @ XW if score.gram_mode == "columns" or score.n <= SYRK_MAX_N else score.gram(W, W)
         c = score.c[W]
-        beta = np.array([beta_full.get(j, 0.0) for j in W.tolist()])
-        fpos = np.flatnonzero(np.isin(W, fixed))
+        beta = beta_full[W]
+        fpos = np.flatnonzero(is_fixed[W])
         gw = gpos[W]
-        gl = [(np.flatnonzero(gw == g), need) for g, (_, need) in enumerate(groups)]
-        # Lipschitz constant of the gradient 2 (G b - c): twice the largest eigenvalue of G.
-        L = max(2.0 * float(np.linalg.eigvalsh(G)[-1]) if W.size else 1.0, 1e-12)
-        done = 0
-        gap = _w_gap(G, c, score.yy, lam + mu, fpos, gl, beta) if beta.any() else np.inf
-        while True:
-            # The polish solves the pattern (head, tail, zeros) of the k-support terms exactly and
-            # refits mu; FISTA steps in between change the pattern (features enter or leave). From
-            # a parent's solution the first polish often solves the W-problem to rounding.
-            if beta.any():
-                bn, mn, gn = _newton(G, c, score.yy, lam, r, mu, fpos, gl, beta, tol)
-                if gn < gap:
-                    beta, mu, gap = bn, mn, gn
-            if gap <= tol or done >= iters:
-                break
-            step = min(chunk, iters - done)
-            beta = _fista(G, c, lam + mu, fpos, gl, beta, L, step)
-            done += step
-            gap = _w_gap(G, c, score.yy, lam + mu, fpos, gl, beta)
-        beta_full = dict(zip(W.tolist(), beta.tolist()))
-        alpha = score.y - score.X[:, W] @ beta
+        if compiled:
+            from .kernels import solve_working_set
+
+            order = np.argsort(gw, kind="stable")  # positions grouped, increasing within a group
+            gidx = order[gw[order] >= 0]
+            gptr = np.searchsorted(gw[gidx], np.arange(len(groups) + 1)).astype(np.int64)
+            beta, mu, _gap = solve_working_set(np.ascontiguousarray(G), np.ascontiguousarray(c), score.yy, lam, r,
+                                               float(mu), np.ascontiguousarray(beta), fpos, gptr, gidx, needs,
+                                               int(iters), int(chunk), float(tol), 8)
+        else:
+            beta, mu = _solve_w_numpy(G, c, score.yy, lam, r, mu, fpos, gw, groups, beta, iters, chunk, tol)
+        beta_full[W] = beta
+        alpha = score.y - XW @ beta
         alphas = [alpha]
         grow = np.zeros(p, dtype=bool)
-        a2all = None
+        a2all = a_sign = None
         for idx, need in groups:
-            idx = np.asarray(idx, dtype=np.int64)
             out = idx[~inW[idx]]
             if need < 1 or not out.size:
                 continue
@@ -443,7 +457,35 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
             break
         inW |= grow
         # the entrants start in the pattern with the sign of x_j^T alpha (see _newton)
-        tiny = 1e-6 * (max(abs(v) for v in beta_full.values()) if beta_full else 1.0)
-        for j in np.flatnonzero(grow).tolist():
-            beta_full[j] = tiny * (1.0 if a_sign[j] > 0 else -1.0)
+        tiny = 1e-6 * (float(np.abs(beta).max()) if beta.size else 1.0)
+        ent = np.flatnonzero(grow)
+        beta_full[ent] = np.where(a_sign[ent] > 0, tiny, -tiny)
+    if with_product:
+        return alphas, (W, beta, mu), a_sign
     return alphas, (W, beta, mu)
+
+
+def _solve_w_numpy(G, c, yy, lam, r, mu, fpos, gw, groups, beta, iters, chunk, tol):
+    """The working-set solve of :func:`ksupport_alpha` with the numpy functions of this module (the
+    reference of :func:`dpbench.core.oracle.kernels.solve_working_set`): returns (beta, mu)."""
+    gl = [(np.flatnonzero(gw == g), need) for g, (_, need) in enumerate(groups)]
+    L = None  # Lipschitz constant of the gradient 2 (G b - c), computed when FISTA first runs
+    done = 0
+    gap = _w_gap(G, c, yy, lam + mu, fpos, gl, beta) if beta.any() else np.inf
+    while True:
+        # The polish solves the pattern (head, tail, zeros) of the k-support terms exactly and
+        # refits mu; FISTA steps in between change the pattern (features enter or leave). From
+        # a parent's solution the first polish often solves the W-problem to rounding.
+        if beta.any():
+            bn, mn, gn = _newton(G, c, yy, lam, r, mu, fpos, gl, beta, tol)
+            if gn < gap:
+                beta, mu, gap = bn, mn, gn
+        if gap <= tol or done >= iters:
+            break
+        if L is None:  # twice the largest eigenvalue of G
+            L = max(2.0 * float(np.linalg.eigvalsh(G)[-1]) if G.shape[0] else 1.0, 1e-12)
+        step = min(chunk, iters - done)
+        beta = _fista(G, c, lam + mu, fpos, gl, beta, L, step)
+        done += step
+        gap = _w_gap(G, c, yy, lam + mu, fpos, gl, beta)
+    return beta, mu
