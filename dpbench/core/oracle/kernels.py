@@ -20,7 +20,7 @@ same algorithms as the numpy reference functions, loop for loop:
 
 Validity never rests on these kernels' accuracy: every bound is the dual formula (*) at some
 alpha, computed with the same rounding margin as the numpy functions. Work limits are the same
-counts: results are deterministic. ``tests/test_oracle_kernels.py`` checks every kernel
+counts: results are deterministic. ``tests/oracle/test_kernels.py`` checks every kernel
 against its numpy reference.
 
 Groups are passed in CSR form: ``gptr`` (ng + 1,) int64 and ``gidx`` (gptr[-1],) int64 the
@@ -39,7 +39,7 @@ __all__ = ["best_scale", "bound_at", "child_bounds", "dual_bounds_1", "prox_sq_k
            "sq_ksupport", "w_gap"]
 
 #: Same as :data:`dpbench.core.oracle.relaxation.ROUND_MARGIN` (not imported: a kernel reads it as a
-#: compile-time constant; ``tests/test_oracle_kernels.py`` checks that they agree).
+#: compile-time constant; ``tests/oracle/test_kernels.py`` checks that they agree).
 ROUND_MARGIN = 1e-11
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
