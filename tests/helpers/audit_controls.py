@@ -10,7 +10,7 @@ registered as plugins; tests register them in a private registry for the command
   definition A.2 read as |C_{h,t}| = C(t-h-1, k-h-1) — exact mode (its law by quadrature);
 * ``sampagg-half-noise``: Samp-Agg with half the Laplace scale s/(m ε) — Monte-Carlo mode;
 * ``mistakes-claims-pure``: ``mistakes`` claiming pure ε also when its gap condition failed —
-  exact mode (loss 1.5–2.35 ε where the optimum flips, design note 4.3);
+  exact mode (loss 1.5–2.35 ε where the optimum flips, docs/methods/mistakes.md);
 * ``reference-reader``: returns the non-private optimum half the time — Monte-Carlo mode.
 """
 

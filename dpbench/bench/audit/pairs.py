@@ -7,7 +7,7 @@ pair is written exactly as a short string (:meth:`Pair.spec`) that ``dpbench aud
 reads back: every pair, and so every finding, is reproducible from its text alone.
 
 The candidate rows follow the constructions that reach the sensitivity bound of the shared
-score (design note of Lemma 2 of Behdin et al. 2024: ``(y_n - x_{n,S}' beta)^2 <= (b_y + b_x sqrt(s) r)^2``
+score (the bound of Lemma 2 of Behdin et al. 2024, docs/methods/score.md: ``(y_n - x_{n,S}' beta)^2 <= (b_y + b_x sqrt(s) r)^2``
 is attained by a row on a corner of the clipping box aligned with a support's fit) and of the
 correlation scores ``|x_j' y|`` (every score moved by ``2 b_x b_y``, in the direction that
 reverses the ranking, as in the worst-case DP-SIS pair of Swope et al. 2024, appendix A).

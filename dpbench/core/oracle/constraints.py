@@ -144,7 +144,7 @@ def roots(cons: ConstraintSet):
     Each subproblem is "F fixed in, choose exactly m more features from the candidates C";
     together they cover every feasible support exactly once (no-good cuts aside). Without
     an overlap constraint there is one subproblem (F = fixed_in). With ``|S ∩ S0| = k`` the
-    call decomposes by the kept subset K of S0 (design note: K fixed in, S0 \\ K fixed
+    call decomposes by the kept subset K of S0 (K fixed in, S0 \\ K fixed
     out, the rest chosen outside S0), so subproblem bounds see the exact cost of dropping
     S0's features instead of the weak bound a cut at S0 gives them.
 
