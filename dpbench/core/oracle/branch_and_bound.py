@@ -17,20 +17,10 @@ from dpbench.core.errors import UserInputError
 from dpbench.core.oracle.bounds import _top_sum_excluding, _topm_prefix
 from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, roots
 from dpbench.core.oracle.limits import _LIMIT_MESSAGES, Budget, tie_bar
+from dpbench.core.oracle.relaxation import child_bounds, dual_bounds, one_blas_thread
 
 #: Supports rescored per batch when a threshold enumeration returns.
 _CHUNK = 200_000
-
-
-def _one_blas_thread():
-    """A search runs with one BLAS thread: its products are small (a node's Gram rows, a leaf's
-    Gram block X_C^T X_C, |C| <= 200), and on the shared 2-core machine the thread hand-offs of a
-    multithreaded BLAS cost more than the arithmetic (measured: X_C^T X_C at n = 77, |C| = 200
-    took 34 ms with two threads under load, 1.7 ms with one). Node relaxations already ran so
-    (:func:`dpbench.core.oracle.relaxation._one_blas_thread`)."""
-    from .relaxation import _one_blas_thread as one
-
-    return one()
 
 
 class _BestTarget:
@@ -195,7 +185,9 @@ class BranchAndBound:
             optimum, "optimal" / "infeasible" / "work_limit" / "time_limit", and nodes processed.
         """
         target = _BestTarget(S_inc, ub, gap_tol, cons.exclude)
-        with _one_blas_thread():  # small products: see _one_blas_thread
+        # one BLAS thread: the products are small (measured: X_C^T X_C at n = 77, |C| = 200 took
+        # 34 ms with two threads under load, 1.7 ms with one)
+        with one_blas_thread():
             rest, status, nodes = self._bnb_search(cons, target, budget, leaf_limit)
         if status in ("work_limit", "time_limit"):
             return target.S, target.ub, min(rest, target.ub), status, nodes
@@ -401,12 +393,10 @@ class BranchAndBound:
         """Bound (*) of :mod:`~dpbench.core.oracle.relaxation` at a node (F, m more from C) from a
         given dual point, and per feature j the bound over its supports containing j: (bound,
         per (p,)). O(n p), no solve."""
-        from dpbench.core.oracle.relaxation import dual_bounds
-
         sc = self.score
         a = sc.X.T @ alpha
         if self._compiled_bounds():
-            from .kernels import dual_bounds_1
+            from dpbench.core.oracle.kernels import dual_bounds_1
 
             C = np.asarray(C, dtype=np.int64)
             b, per, _ = dual_bounds_1(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
@@ -424,13 +414,11 @@ class BranchAndBound:
 
     def _dual_children(self, alpha, F, C, m):
         """:func:`~dpbench.core.oracle.relaxation.child_bounds` of the node at the dual point alpha."""
-        from dpbench.core.oracle.relaxation import child_bounds
-
         sc = self.score
         last = getattr(self, "_relax_a", None)
         a = last[1] if last is not None and last[0] is alpha else sc.X.T @ alpha
         if self._compiled_bounds():
-            from . import kernels
+            from dpbench.core.oracle import kernels
 
             return kernels.child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
                                         np.asarray(F, dtype=np.int64), np.asarray(C, dtype=np.int64), int(m))
@@ -478,7 +466,7 @@ class BranchAndBound:
         leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
         self._relax_budget = self.relax_overlap_nodes if count > self.enum_limit else 0  # relaxation hook
         self._relax_delay = self.relax_overlap_after
-        with _one_blas_thread():  # small products: see _one_blas_thread
+        with one_blas_thread():  # small products, as in _branch_and_bound
             rest, status, nodes = self._bnb_search(cons, target, budget, leaf)
         self._relax_budget = 0
         S, v = target.result()

@@ -421,7 +421,7 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         fpos = np.flatnonzero(is_fixed[W])
         gw = gpos[W]
         if compiled:
-            from .kernels import solve_working_set
+            from dpbench.core.oracle.kernels import solve_working_set
 
             order = np.argsort(gw, kind="stable")  # positions grouped, increasing within a group
             gidx = order[gw[order] >= 0]

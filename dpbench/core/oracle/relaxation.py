@@ -399,15 +399,17 @@ def relaxation_alpha(score, fixed, groups, *, start=(), width=40, rounds=4, iter
     # The loop below makes hundreds of small dense solves (|W| x |W|, W the working set): with
     # a multithreaded BLAS on a busy machine each one pays thread hand-offs that cost 10-100x
     # the arithmetic (measured: 14 s of 20 s in eigh at load 13 on 2 cores), so one thread.
-    with _one_blas_thread():
+    with one_blas_thread():
         return _relaxation_alpha(score, fixed, groups, start, width, rounds, iters)
 
 
 _CONTROLLER = []
 
 
-def _one_blas_thread():
-    """A context limiting BLAS to one thread, from one cached controller.
+def one_blas_thread():
+    """A context limiting BLAS to one thread, from one cached controller (node relaxations and
+    branch-and-bound searches: their products are small, and on the 2-core machine the thread
+    hand-offs of a multithreaded BLAS cost more than the arithmetic).
 
     ``threadpool_limits`` rescans the loaded libraries (``/proc/self/maps``) on every call:
     15 ms each, 7 s of 120 s of node relaxations at n = 200, p = 10 000 (478 calls).
@@ -539,7 +541,7 @@ def relaxation_bound(score, fixed, groups, *, alphas=(), start=(), per_feature=F
     if method == "prox":
         # One BLAS thread for the whole node, the O(n p) products included: on the shared 2-core
         # machine their thread hand-offs cost more than the arithmetic (see relaxation_alpha).
-        with _one_blas_thread():
+        with one_blas_thread():
             return _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, warm, with_warm, kw)
     return _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, warm, with_warm, kw)
 
@@ -578,7 +580,7 @@ def _prox_bound_compiled(score, fixed, groups, alpha, a, per_feature, new_warm, 
     already known, else None), with the compiled bounds (:func:`dpbench.core.oracle.kernels.dual_bounds_1`:
     the same formula (*) and rounding margin as :func:`dual_bounds` and :func:`_best_scale`,
     without numpy's per-call overhead on the survivors' vector)."""
-    from .kernels import best_scale, dual_bounds_1
+    from dpbench.core.oracle.kernels import best_scale, dual_bounds_1
 
     if a is None:
         a = score.X.T @ alpha
