@@ -17,11 +17,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpbench.bench.trial import DEFAULT_SOLVER, PrivacySetup, Trial
 from dpbench.core.privacy.exponential import check_epsilon
-from dpbench.bench.registry import registry
+from dpbench.bench.registry import PluginInstances, registry
 from dpbench.core.problem import Problem
 from dpbench.bench.selection import SelectorRun
 from dpbench.core.seeding import rng_for
-from dpbench.bench.registry import PluginInstances
 
 
 @dataclass
