@@ -464,12 +464,16 @@ class BranchAndBound:
                                    "complete", 0, 0, time.perf_counter() - t0, "no support satisfies the constraints")
         target = _BelowTarget(float(threshold), rank, known, cons.exclude, int(max_count), self.s)
         leaf = self.enum_limit if count <= self.enum_limit else self.leaf_limit
-        self._relax_budget = self.relax_overlap_nodes if count > self.enum_limit else 0  # relaxation hook
-        self._relax_delay = self.relax_overlap_after
-        with one_blas_thread():  # small products, as in _branch_and_bound
-            rest, status, nodes = self._bnb_search(cons, target, budget, leaf)
-        self._relax_budget = 0
-        S, v = target.result()
+        if count > self.enum_limit and cons.group is None and self.screen and self.relax_method == "prox":
+            rest, status, nodes, S, v = self._below_on_survivors(cons, target, budget, float(threshold), rank, known,
+                                                                 int(max_count))
+        else:
+            self._relax_budget = self.relax_overlap_nodes if count > self.enum_limit else 0  # relaxation hook
+            self._relax_delay = self.relax_overlap_after
+            with one_blas_thread():  # small products, as in _branch_and_bound
+                rest, status, nodes = self._bnb_search(cons, target, budget, leaf)
+            self._relax_budget = 0
+            S, v = target.result()
         sc = (np.concatenate([self.score(S[a:a + _CHUNK]) for a in range(0, len(S), _CHUNK)]) if len(S)
               else np.zeros(0))
         tau = rank_threshold(float(threshold), rank, known, sc)
@@ -487,3 +491,57 @@ class BranchAndBound:
             status, msg = "error", "rest bound not above the threshold (numerical trouble)"
         return ThresholdResult(S[order], sc[order], certified, float(rest), float(tau), status, 0, nodes,
                                time.perf_counter() - t0, msg)
+
+    def _below_on_survivors(self, cons, target, budget, threshold, rank, known, max_count):
+        """Threshold search of a call without an overlap group, the way an optimum call searches.
+
+        The root's k-support relaxation (:func:`~dpbench.core.oracle.relaxation.relaxation_bound`)
+        bounds every feasible support and, per feature j, every feasible support holding j; the
+        features whose bound is at or above the bar (tau only falls, so the first bar is the
+        loosest) cannot be in a returned support. The branch and bound then runs over the
+        survivors, on their own columns when they are few (:meth:`_restrict`), with node
+        relaxations from the first node (``relax_nodes``), as :meth:`_bnb_survivors` does for
+        the optimum.
+
+        Returns
+        -------
+        rest, status, nodes, S, v
+            As :meth:`_bnb_search` plus the target's supports (original indices) and values.
+        """
+        from dpbench.core.oracle.relaxation import groups_of, relaxation_bound
+
+        sc = self.score
+        fixed, groups = groups_of(cons)
+        bar = target.bar()
+        with one_blas_thread():
+            bound, _, per = relaxation_bound(sc, fixed, groups, per_feature=True, **dict(self.PROX_NODE, method="prox"))
+        if not bound < bar:
+            return float(bound), "done", 1, *target.result()
+        free = groups[0][0]
+        keep = per[free] < bar
+        min_lb = float(per[free][~keep].min()) if (~keep).any() else np.inf
+        cand = np.union1d(free[keep], fixed)
+        if cand.size < self.s:
+            return min(float(bound), min_lb), "done", 1, *target.result()
+        if self._restrict(cand):
+            sub, local, pos = self._on_columns(cand, cons)
+            sub_cons = ConstraintSet.build(cand.size, self.s, local["exclude"], None, local["fixed_in"],
+                                           local["fixed_out"])
+            sub_target = _BelowTarget(threshold, rank, known, sub_cons.exclude, max_count, self.s)
+        else:
+            sub, pos = self, None
+            sub_cons = ConstraintSet.build(sc.p, self.s, cons.exclude, None, cons.fixed_in,
+                                           np.setdiff1d(self._all, cand))
+            sub_target = target
+        sub._relax_budget, sub._relax_delay = sub.relax_nodes, 0
+        try:
+            with one_blas_thread():
+                rest, status, nodes = sub._bnb_search(sub_cons, sub_target, budget, sub.leaf_limit)
+        finally:
+            sub._relax_budget = 0
+        S, v = sub_target.result()
+        if pos is not None:
+            self._relax_alphas = sub._relax_alphas
+            S = cand[S]
+            rest = min(rest, sub_target.above)
+        return min(rest, min_lb), status, nodes + 1, S, v
