@@ -229,6 +229,10 @@ class NodeBounds:
     (``_row_cache``/``_row_cap``, ``_fcuts``/``_fdiag``/``_fcut_cap``, ``_tops``/``_tops_in``, ``_all``).
     """
 
+    #: Partial-support quantities from the compiled kernel (:mod:`~dpbench.core.oracle.partial_kernels`);
+    #: False: the numpy reference :meth:`_partial_numpy` (tests compare the two).
+    partial_compiled = True
+
     def _gram_rows(self, S):
         """X_S^T X of shape (s, p), O(n p s), no p x p matrix in columns mode."""
         sc = self.score
@@ -309,6 +313,26 @@ class NodeBounds:
         hit = self._fcuts.get(key)
         if hit is not None:
             return hit
+        out, m = None, None
+        if F.size and self.partial_compiled:
+            from dpbench.core.oracle.partial_kernels import partial_quantities
+
+            sc = self.score
+            ok, const, W, R0, h, m = partial_quantities(self._rows(F), np.asarray(F, dtype=np.int64), sc.c,
+                                                        float(sc.yy), sc.col_sq, float(sc.lam), float(sc.r))
+            if ok:
+                out = ((float(const), W), (float(R0), h))
+        if out is None:
+            out, m = self._partial_numpy(F)
+        if len(self._fcuts) >= self._fcut_cap:
+            self._fcuts.clear()
+            self._fdiag.clear()
+        self._fcuts[key] = out
+        self._fdiag[key] = m
+        return out
+
+    def _partial_numpy(self, F):
+        """The numpy reference of :meth:`_partial` (uncached): (cut, ridge) and ``max(m, lam)``."""
         sc = self.score
         lam, r = sc.lam, sc.r
         if not F.size:
@@ -338,13 +362,7 @@ class NodeBounds:
             m = sc.col_sq + lam - np.einsum("ij,ij->j", V, V)
             h = g * g / np.maximum(m, lam)  # m >= lam exactly; the max guards rounding
             h[F] = 0.0
-        out = ((const, W), (R0, h))
-        if len(self._fcuts) >= self._fcut_cap:
-            self._fcuts.clear()
-            self._fdiag.clear()
-        self._fcuts[key] = out
-        self._fdiag[key] = np.maximum(m, lam)
-        return out
+        return ((const, W), (R0, h)), np.maximum(m, lam)
 
     def _ridge_node(self, F, C, m):
         """Schur/Gershgorin completion bounds at a node (F fixed, m more from C); see
