@@ -229,8 +229,8 @@ class NodeBounds:
     (``_row_cache``/``_row_cap``, ``_fcuts``/``_fdiag``/``_fcut_cap``, ``_tops``/``_tops_in``, ``_all``).
     """
 
-    #: Partial-support quantities from the compiled kernel (:mod:`~dpbench.core.oracle.partial_kernels`);
-    #: False: the numpy reference :meth:`_partial_numpy` (tests compare the two).
+    #: Partial-support quantities and leaf scores from the compiled kernels (:mod:`~dpbench.core.oracle.node_kernels`);
+    #: False: the numpy reference (tests compare the two).
     partial_compiled = True
 
     def _gram_rows(self, S):
@@ -315,7 +315,7 @@ class NodeBounds:
             return hit
         out, m = None, None
         if F.size and self.partial_compiled:
-            from dpbench.core.oracle.partial_kernels import partial_quantities
+            from dpbench.core.oracle.node_kernels import partial_quantities
 
             sc = self.score
             ok, const, W, R0, h, m = partial_quantities(self._rows(F), np.asarray(F, dtype=np.int64), sc.c,
@@ -432,14 +432,31 @@ class NodeBounds:
         else:
             self._tops, self._tops_in = gram_row_tops(sc, max(1, self.s - 1), universe=np.flatnonzero(grow)), grow
 
-    def _score_with(self, F, C, A, GCC=None):
-        """Scores of the supports F ∪ C[A_row] (A: (B, m) indices into C) from cached Gram rows."""
+    def _score_with(self, F, C, A, GCC=None, cutoff=np.inf):
+        """Scores of the supports F ∪ C[A_row] (A: (B, m) indices into C) from cached Gram rows.
+
+        With the compiled kernels, a support whose score is at least ``cutoff`` may get a lower
+        bound >= ``cutoff`` instead of its score (:func:`~dpbench.core.oracle.node_kernels.score_completions`).
+        """
         sc = self.score
         f, m = F.size, A.shape[1]
         s = f + m
         B = A.shape[0]
         RF = self._rows(F)
         idx = C[A]  # (B, m)
+        if self.partial_compiled:
+            from dpbench.core.oracle.node_kernels import score_completions
+
+            Gaa = sc.col_sq[idx][:, :, None] if m == 1 else GCC[A[:, :, None], A[:, None, :]]
+            const, W = self._partial(F)[0]
+            vals, ok = score_completions(RF, np.asarray(F, dtype=np.int64), np.ascontiguousarray(idx, dtype=np.int64),
+                                         np.ascontiguousarray(Gaa, dtype=np.float64), sc.c, float(sc.yy),
+                                         float(sc.lam), float(sc.r), float(cutoff), float(const - W[F].sum()), W)
+            S = np.concatenate([np.broadcast_to(F, (B, f)), idx], axis=1)
+            S.sort(axis=1)
+            if not ok.all():  # singular or unconverged blocks: the shared score's own paths
+                vals[~ok] = sc(S[~ok])
+            return S, vals
         G = np.empty((B, s, s))
         G[:, :f, :f] = RF[:, F]
         cross = RF[:, idx]  # (f, B, m)

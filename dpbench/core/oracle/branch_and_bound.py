@@ -261,19 +261,29 @@ class BranchAndBound:
                 lbb = R0 - h[C]
                 for cst, Wk in cuts:
                     lbb = np.maximum(lbb, cst - Wk[F].sum() - Wk[C])
-                order = np.argsort(lbb, kind="stable")
+                # Only the candidates below the bar are sorted and scored, in increasing bound;
+                # the bar may fall while they are offered (rank), so each chunk is re-tested.
+                live = lbb < bar()
+                if not live.all():
+                    pruned = min(pruned, float(lbb[~live].min()))
+                order = np.flatnonzero(live)
+                order = order[np.argsort(lbb[order], kind="stable")]
                 for a in range(0, order.size, 4096):
                     chunk = order[a:a + 4096]
-                    if not open_(lbb[chunk[0]]):
-                        pruned = min(pruned, float(lbb[chunk[0]]))
+                    live = lbb[chunk] < bar()
+                    if not live.all():  # sorted: every later candidate is closed too
+                        pruned = min(pruned, float(lbb[chunk][~live].min()))
+                        chunk = chunk[live]
+                    if chunk.size:
+                        S, vals = self._score_with(F, C, chunk[:, None], cutoff=bar())
+                        target.offer(S, vals)
+                    if not live.all():
                         break
-                    S, vals = self._score_with(F, C, chunk[:, None])
-                    target.offer(S, vals)
                 continue
             if math.comb(C.size, m) <= leaf_limit:
                 GCC = self._gcc(C)
                 for chunk in iter_supports(C.size, m, chunk_size=max(1, 131_072 // m)):
-                    S, vals = self._score_with(F, C, chunk, GCC)
+                    S, vals = self._score_with(F, C, chunk, GCC, cutoff=bar())
                     target.offer(S, vals)
                 continue
             lb, best_cut = lb_parent, 0
@@ -523,7 +533,7 @@ class BranchAndBound:
         cand = np.union1d(free[keep], fixed)
         if cand.size < self.s:
             return min(float(bound), min_lb), "done", 1, *target.result()
-        if self._restrict(cand):
+        if cand.size * 2 <= sc.p:
             sub, local, pos = self._on_columns(cand, cons)
             sub_cons = ConstraintSet.build(cand.size, self.s, local["exclude"], None, local["fixed_in"],
                                            local["fixed_out"])

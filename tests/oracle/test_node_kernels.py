@@ -1,0 +1,113 @@
+"""The compiled partial-support quantities against their numpy reference (NodeBounds._partial_numpy)."""
+
+import numpy as np
+import pytest
+
+from dpbench.core.score import RidgeScore
+from dpbench.core.oracle.session import OASession
+from dpbench.core.oracle.node_kernels import partial_quantities
+
+
+def _session(seed, n, p, lam, r):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) / np.sqrt(n)
+    X[:, 1] = X[:, 0] + 1e-3 * rng.normal(size=n)  # near-collinear pair
+    y = X[:, :3] @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=n)
+    return OASession(RidgeScore(X, y, lam=lam, r=r), 4, "highs", None)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("lam,r", [(0.5, np.inf), (0.5, 0.3), (10.0, 1.1), (1e-3, 0.05)],
+                         ids=["unbounded", "ball-active", "lam10", "tiny-lam-active"])
+@pytest.mark.parametrize("F", [[0], [0, 1], [2, 5, 7], [1, 3, 4, 9]], ids=lambda F: f"F{len(F)}")
+def test_kernel_matches_numpy_reference(seed, lam, r, F):
+    sess = _session(seed, 30, 40, lam, r)
+    F = np.array(F, dtype=np.int64)
+    ((const, W), (R0, h)), m = sess._partial_numpy(F)
+    sc = sess.score
+    ok, const_k, W_k, R0_k, h_k, m_k = partial_quantities(sess._rows(F), F, sc.c, float(sc.yy), sc.col_sq,
+                                                          float(sc.lam), float(sc.r))
+    assert ok
+    tol = dict(rtol=1e-8, atol=1e-10 * max(1.0, abs(float(sc.yy))))
+    np.testing.assert_allclose(const_k, const, **tol)
+    np.testing.assert_allclose(W_k, W, **tol)
+    np.testing.assert_allclose(R0_k, R0, **tol)
+    np.testing.assert_allclose(h_k, h, **tol)
+    np.testing.assert_allclose(m_k, m, **tol)
+
+
+@pytest.mark.parametrize("lam,r", [(0.5, 0.3), (10.0, 1.1)])
+def test_kernel_cut_is_a_lower_bound_on_every_support(lam, r):
+    """The cut at F bounds R(S) for every support S (weak duality), checked on all C(12, 4) supports."""
+    from itertools import combinations
+
+    sess = _session(7, 25, 12, lam, r)
+    sc = sess.score
+    F = np.array([0, 2], dtype=np.int64)
+    ok, const, W, R0, h, _ = partial_quantities(sess._rows(F), F, sc.c, float(sc.yy), sc.col_sq, float(sc.lam),
+                                                float(sc.r))
+    assert ok
+    S = np.array(list(combinations(range(12), 4)))
+    scores = sc(S)
+    assert np.all(const - W[S].sum(axis=1) <= scores + 1e-9 * np.abs(scores))
+    # the ridge decrease of one more feature is exact for the unbounded ridge score
+    ridge = RidgeScore(sc.X, sc.y, lam=lam, r=np.inf)
+    for b in (1, 5, 11):
+        assert np.isclose(R0 - h[b], ridge(np.sort(np.r_[F, b])[None])[0], rtol=1e-10)
+
+
+@pytest.mark.parametrize("lam,r", [(0.5, np.inf), (0.5, 0.3), (10.0, 1.1), (1e-3, 0.05)],
+                         ids=["unbounded", "ball-active", "lam10", "tiny-lam-active"])
+@pytest.mark.parametrize("F,m", [([], 2), ([0], 1), ([2, 5], 2), ([1, 3, 4], 1)], ids=["F0m2", "F1m1", "F2m2", "F3m1"])
+def test_leaf_scores_match_the_shared_score(lam, r, F, m):
+    """Every completion F + A of a leaf, scored by the kernel and by the shared score (all C(|C|, m) rows)."""
+    from itertools import combinations
+
+    sess = _session(3, 30, 40, lam, r)
+    F = np.array(F, dtype=np.int64)
+    C = np.setdiff1d(np.arange(40), F)[:14]
+    A = np.array(list(combinations(range(C.size), m)), dtype=np.int64)
+    GCC = sess._gcc(C)
+    S, vals = sess._score_with(F, C, A, GCC)
+    expect = sess.score(S)
+    np.testing.assert_allclose(vals, expect, rtol=1e-10, atol=1e-12)
+    sess.partial_compiled = False
+    S2, vals2 = sess._score_with(F, C, A, GCC)
+    np.testing.assert_array_equal(S2, S)
+    np.testing.assert_allclose(vals2, expect, rtol=1e-10, atol=1e-12)
+
+
+def test_leaf_kernel_flags_a_singular_block():
+    """Two identical columns at lam = 0 make the block singular: the kernel flags it, the caller rescoring it."""
+    from dpbench.core.oracle.node_kernels import score_completions
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 3))
+    X[:, 1] = X[:, 0]
+    y = rng.normal(size=10)
+    sc = RidgeScore(X, y, lam=0.0, r=np.inf)
+    F = np.array([0], dtype=np.int64)
+    RF = X[:, F].T @ X
+    idx = np.array([[1], [2]], dtype=np.int64)
+    Gaa = np.array([[[X[:, 1] @ X[:, 1]]], [[X[:, 2] @ X[:, 2]]]])
+    vals, ok = score_completions(RF, F, idx, Gaa, X.T @ y, float(y @ y), 0.0, np.inf, np.inf, -np.inf, np.zeros(3))
+    assert ok.tolist() == [False, True]
+    assert np.isclose(vals[1], sc(np.array([[0, 2]]))[0], rtol=1e-10)
+
+
+def test_leaf_scores_above_the_cutoff_are_lower_bounds_at_or_above_it():
+    """Below the cutoff every score is exact; above it the kernel may return a lower bound, never below the cutoff."""
+    from itertools import combinations
+
+    sess = _session(5, 30, 40, 0.5, 0.05)  # the ball is active for most supports
+    F = np.array([1, 4], dtype=np.int64)
+    C = np.setdiff1d(np.arange(40), F)
+    A = np.array(list(combinations(range(C.size), 2)), dtype=np.int64)
+    S, exact = sess._score_with(F, C, A, sess._gcc(C))
+    cutoff = float(np.quantile(exact, 0.2))
+    S2, vals = sess._score_with(F, C, A, sess._gcc(C), cutoff=cutoff)
+    np.testing.assert_array_equal(S2, S)
+    below = exact < cutoff
+    np.testing.assert_allclose(vals[below], exact[below], rtol=1e-12)
+    assert np.all(vals[~below] >= cutoff) and np.all(vals[~below] <= exact[~below] * (1 + 1e-12))
+    assert (vals[~below] < exact[~below] * (1 - 1e-6)).any()  # the shortcut was taken somewhere
