@@ -5,6 +5,7 @@ Expected values come from enumerating all C(p, s) supports with the shared score
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -112,3 +113,42 @@ def test_threshold_by_roots_stalled_root_with_more_members_falls_back_to_the_sea
     res = _merge.threshold_by_roots(trial.oracle("highs"), center, 2, tau, few_by_calls=1, node_limit=10_000)
     assert res.certified and res.calls > 0
     np.testing.assert_array_equal(res.supports, S[lvl[sc[lvl] <= tau]])
+
+
+def test_threshold_by_roots_gives_the_same_answer_for_any_workers():
+    """Issue 22, both cores: the roots run on forked processes with the same result, node counts included."""
+    from dpbench.core.toplist import parallel
+
+    trial = highs_trial(copies_problem(2, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    out = [_merge.threshold_by_roots(trial.oracle("highs"), center, 2, float(sc[60]), rank=30, known_scores=sc[:3],
+                                     node_limit=10_000, workers=w) for w in (1, 2)]
+    if os.cpu_count() >= 2:
+        assert parallel.usable_workers(2, 6) == 2  # the forked path ran
+    a, b = out
+    assert a.certified and b.certified
+    np.testing.assert_array_equal(a.supports, b.supports)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    assert (a.nodes, a.calls, a.threshold, a.lower_bound) == (b.nodes, b.calls, b.threshold, b.lower_bound)
+    lvl = np.flatnonzero(4 - np.isin(S, center).sum(axis=1) == 2)
+    np.testing.assert_array_equal(a.supports, S[lvl[sc[lvl] <= a.threshold]])
+
+
+def _square_or_fail(x):
+    if x == 3:
+        raise ValueError("three")
+    return x * x
+
+
+def test_map_calls_keeps_order_raises_and_stays_serial_where_it_cannot_fork(monkeypatch):
+    from dpbench.core.toplist import parallel
+
+    assert parallel.map_calls(_square_or_fail, [(i,) for i in (5, 1, 4, 2)], workers=2) == [25, 1, 16, 4]
+    with pytest.raises(ValueError, match="three"):
+        parallel.map_calls(_square_or_fail, [(1,), (3,)], workers=2)
+    assert parallel.usable_workers(8, 1) == 1 and parallel.usable_workers(1, 8) == 1
+    assert parallel.usable_workers(10 ** 6, 10 ** 6) <= os.cpu_count()  # bounded by the machine
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)  # e.g. inside a daemonic dask worker
+    assert parallel.usable_workers(2, 6) == 1
+    assert parallel.map_calls(_square_or_fail, [(2,), (6,)], workers=2) == [4, 36]

@@ -29,7 +29,8 @@ import numpy as np
 
 from dpbench.core.contracts.oracle import ThresholdResult
 from dpbench.core.oracle.limits import tie_bar
-from dpbench.core.oracle.threshold import supports_below_by_calls
+from dpbench.core.oracle.threshold import rank_threshold, supports_below_by_calls
+from dpbench.core.toplist.parallel import map_calls
 from dpbench.core.toplist.levels import (CLOSED_FORM, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _level_chunks, _limit, enumerate_level, lex_order, level_optimum,
                                           level_size, limit_advice, max_level, optimum, single_swap_scores, solver_name)
 
@@ -131,7 +132,7 @@ class TopList:
 
 def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls: int = 1000,
              node_limit: int | None = None, level_search: str = "threshold",
-             max_count: int = THRESHOLD_MAX_COUNT) -> TopList:
+             max_count: int = THRESHOLD_MAX_COUNT, workers: int = 1) -> TopList:
     """The exact top-R list by a k-way merge over swap levels (cached per trial and arguments).
 
     Parameters
@@ -158,6 +159,9 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     max_count : int
         Passed to ``supports_below``: more supports held than this leaves the list
         uncertified.
+    workers : int
+        Processes for the roots of a threshold enumeration (:func:`threshold_by_roots`); the
+        list, its certification and the node counts do not depend on it (not in the cache key).
 
     Returns
     -------
@@ -190,11 +194,11 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
         raise ValueError(f"level_search must be 'threshold' or 'calls', not {level_search!r}")
     key = ("topr_list", name, int(R), int(enum_limit), int(max_calls), node_limit, level_search, int(max_count))
     return trial.shared(key, lambda: _top_list(trial, int(R), name, int(enum_limit), int(max_calls), node_limit,
-                                               level_search, int(max_count)))
+                                               level_search, int(max_count), int(workers)))
 
 
 def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="threshold",
-              max_count=None) -> TopList:
+              max_count=None, workers=1) -> TopList:
     enum_limit = min(enum_limit, getattr(trial.score, "level_enum_limit", enum_limit))  # see level_optimum
     max_count = THRESHOLD_MAX_COUNT if max_count is None else max_count
     p, s = trial.p, trial.s
@@ -251,7 +255,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
                 # The level contributes more than its optimum and is too large to score whole:
                 # one threshold enumeration replaces the stream (nothing is taken this round).
                 res = _threshold_level(trial, name, center, src, out_sc, sources, k0, R, node_limit,
-                                       max_count, max_calls - stats["extra_calls"], bar())
+                                       max_count, max_calls - stats["extra_calls"], bar(), workers)
                 stats["extra_calls"] += res.calls
                 stats["oracle_seconds"] += res.seconds
                 thresholded[lvl] = res
@@ -338,7 +342,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
 
 
 def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_limit, max_count, calls_left,
-                     threshold=math.inf):
+                     threshold=math.inf, workers=1):
     """All members of a stream's level that can still be in the top-R list.
 
     ``threshold``: an upper bound on the final R-th score (the seeded bar). ``known``: scores
@@ -364,8 +368,9 @@ def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_l
         # Call-based (ThresholdByCalls): one oracle call per member, within the extra-call budget.
         return supports_below_by_calls(sess, threshold, max_count=max(0, calls_left), **kw)
     del kw["overlap"]
-    return threshold_by_roots(sess, center, stream.t, threshold, max_count=max_count,
-                              few_by_calls=max(0, min(FEW_BY_CALLS, calls_left // 2)), **kw)
+    # no short first search per root (few_by_calls): since the threshold search screens a root as
+    # an optimum call does, the calls' detour only repeated its work (chowdary: 10 roots x 1 000 nodes)
+    return threshold_by_roots(sess, center, stream.t, threshold, max_count=max_count, workers=workers, **kw)
 
 
 def _levels(S, center) -> np.ndarray:
@@ -392,9 +397,8 @@ def _rth_bound(out_sc, new_sc, sources, R) -> float:
 # --------------------------------------------------------------------------- seeded bar, per-root enumeration
 
 #: Nodes of a root's first threshold search when stalled roots with few members may switch to
-#: optimum calls (:func:`threshold_by_roots`), and the most members that allows.
+#: optimum calls (:func:`threshold_by_roots` with ``few_by_calls > 0``; the merge no longer asks).
 ROOT_FIRST_NODES = 1_000
-FEW_BY_CALLS = 32
 
 #: Supports per swap level t >= 2 scored in closed form by :func:`seed_bar` (a deterministic
 #: budget): the added features are drawn from the M best single-swap features, M the largest
@@ -461,15 +465,19 @@ def seed_bar(trial, singles, R: int, per_level: int | None = None):
 
 def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(), rank: int | None = None,
                        known_scores=(), node_limit: int | None = None,
-                       max_count: int = THRESHOLD_MAX_COUNT, few_by_calls: int = 0) -> ThresholdResult:
+                       max_count: int = THRESHOLD_MAX_COUNT, few_by_calls: int = 0, workers: int = 1) -> ThresholdResult:
     """Every member of swap level t (``|S ∩ center| = s - t``) with score <= tau, root by root.
 
     The level is the disjoint union of its C(s, s - t) roots (kept subset K of ``center``
     fixed in, ``center \\ K`` fixed out, t features from the rest). Each root is one
-    :meth:`~dpbench.api.OracleSession.supports_below` call with its own ``node_limit``;
-    tau starts at ``threshold`` and, with ``rank``, falls with the R-th smallest of
-    ``known_scores`` and the members found in this and the earlier roots (distinct supports
-    outside the root being enumerated, so the rank bound stays valid).
+    :meth:`~dpbench.api.OracleSession.supports_below` call with its own ``node_limit``, all
+    with the same start: tau = ``threshold`` and the same ``known_scores``; with ``rank``, each
+    call lowers its own tau with the R-th smallest of these and its members. Since no root's
+    call depends on another's, they may run on ``workers`` processes
+    (:func:`~dpbench.core.toplist.parallel.map_calls`) with results, node counts and
+    certification independent of ``workers``; the union is then cut at the smallest of the
+    roots' taus and the R-th smallest of ``known_scores`` and all members found (each a valid
+    upper bound on the R-th score of the whole list).
 
     Parameters
     ----------
@@ -480,76 +488,85 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
     threshold : float
     exclude : sequence of supports
         Members not to return (already taken); each lies in exactly one root.
-    rank, known_scores, node_limit, max_count
-        As for :meth:`~dpbench.api.OracleSession.supports_below` (``max_count``: over all roots).
+    rank, known_scores, node_limit
+        As for :meth:`~dpbench.api.OracleSession.supports_below`.
+    max_count : int
+        Most supports a root may hold, and in all (more: uncertified, status "max_count").
     few_by_calls : int
         When > 0, each root's threshold search first gets at most :data:`ROOT_FIRST_NODES`
         nodes; a root it leaves uncertified with at most ``few_by_calls`` members found is
         redone by :func:`~dpbench.core.oracle.threshold.supports_below_by_calls` (one optimum call
         per member, ``node_limit`` each, at most ``4 few_by_calls`` members, else the threshold
-        search after all), any other by the threshold search with ``node_limit``. Khan, Lambda = 10, level 5 (one root, 5.4e14
-        members): the threshold search keeps a rest bound of 3.61 against tau = 4.28 after
-        60 000 nodes, while each optimum call certifies in 540-700 nodes (k-support branch
-        and bound over ~220 screened features).
+        search after all), any other by the threshold search with ``node_limit``. (Before the
+        threshold search screened its roots as an optimum call does, Khan, Lambda = 10, level 5
+        kept a rest bound of 3.61 against tau = 4.28 after 60 000 nodes while each optimum call
+        certified in 540-700 nodes.)
+    workers : int
+        Processes for the roots (1: in this process).
 
     Returns
     -------
     ThresholdResult
         The union over roots, filtered to the final tau; certified iff every root's call is;
         ``lower_bound`` the smallest root bound (and the smallest member dropped by the final
-        tau); ``nodes`` and ``calls`` summed. A root left unvisited (``max_count`` reached)
-        makes ``lower_bound`` -inf.
+        tau); ``nodes`` and ``calls`` summed.
     """
     center = np.sort(np.asarray(center, dtype=np.int64))
     s = center.size
     ex = np.asarray(exclude, dtype=np.int64).reshape(-1, s)
-    found_S, found_sc = [np.zeros((0, s), dtype=np.int64)], [np.zeros(0)]
     known = np.asarray(known_scores, dtype=np.float64).ravel()
-    tau, lower, certified, status, nodes, calls, seconds, msg = float(threshold), math.inf, True, "complete", 0, 0, 0.0, ""
+    args = []
     for K in itertools.combinations(center.tolist(), s - t):
         K = np.array(K, dtype=np.int64)
-        out = np.setdiff1d(center, K)
         mine = ex[np.isin(ex, K).sum(axis=1) == K.size] if len(ex) else ex
-        left = max_count - sum(len(a) for a in found_sc)
-        if left < 0:
-            lower, certified, status, msg = -math.inf, False, "max_count", f"more than max_count = {max_count} supports"
-            break
-        kw = dict(fixed_in=K, fixed_out=out, exclude=list(mine), rank=rank,
-                  known_scores=np.concatenate([known, *found_sc]))
-        first = node_limit if node_limit is None or not few_by_calls else min(int(node_limit), ROOT_FIRST_NODES)
-        res = session.supports_below(tau, node_limit=first, max_count=left, **kw)
-        if not res.certified and res.status == "work_limit" and len(res.scores) <= few_by_calls:
-            # Few members in a root whose threshold search stalls: list them one optimum call
-            # at a time (each takes the session's strongest path on its root), the last call
-            # proving the rest above tau. The stalled search's nodes are counted, not reused.
-            nodes += int(res.nodes)
-            seconds += float(res.seconds)
-            res = supports_below_by_calls(session, tau, max_count=min(left, 4 * few_by_calls),
-                                          node_limit=node_limit, **kw)
-            if res.status == "max_count" and left > 4 * few_by_calls:  # more members than it looked
-                calls += int(res.calls)
-                seconds += float(res.seconds)
-                res = session.supports_below(tau, node_limit=node_limit, max_count=left, **kw)
-        elif not res.certified and res.status == "work_limit" and first != node_limit:
-            nodes += int(res.nodes)
-            seconds += float(res.seconds)
-            res = session.supports_below(tau, node_limit=node_limit, max_count=left, **kw)
-        calls += int(res.calls)
-        nodes += int(res.nodes)
-        seconds += float(res.seconds)
+        kw = dict(fixed_in=K, fixed_out=np.setdiff1d(center, K), exclude=list(mine), rank=rank, known_scores=known)
+        args.append((session, float(threshold), kw, node_limit, int(max_count), int(few_by_calls)))
+    results = map_calls(_one_root, args, workers)
+    tau, lower, certified, status, msg = float(threshold), math.inf, True, "complete", ""
+    nodes = calls = 0
+    seconds = 0.0
+    for res, (n_extra, c_extra, sec_extra) in results:
+        calls += int(res.calls) + c_extra
+        nodes += int(res.nodes) + n_extra
+        seconds += float(res.seconds) + sec_extra
         tau = min(tau, float(res.threshold))
         lower = min(lower, float(res.lower_bound))
-        found_S.append(res.supports)
-        found_sc.append(np.asarray(res.scores, dtype=np.float64))
         if not res.certified:
             certified = False
             if status == "complete":
                 status, msg = res.status, res.message
-    S, sc = np.concatenate(found_S), np.concatenate(found_sc)
+    S = np.concatenate([np.zeros((0, s), dtype=np.int64)] + [r.supports for r, _ in results])
+    sc = np.concatenate([np.zeros(0)] + [np.asarray(r.scores, dtype=np.float64) for r, _ in results])
+    # the roots' members are distinct supports outside known_scores: the pooled rank bound holds
+    tau = rank_threshold(tau, rank, known, sc)
     keep = sc <= tau
-    if (~keep).any():  # found under an earlier root's higher tau: not returned, so they bound the rest
+    if (~keep).any():  # found under a root's higher tau: not returned, so they bound the rest
         lower = min(lower, float(sc[~keep].min()))
     S, sc = S[keep], sc[keep]
+    if len(sc) > max_count:
+        certified, status, lower = False, "max_count", -math.inf
+        msg = f"more than max_count = {max_count} supports"
     order = lex_order(sc, S)
     msg = msg or f"threshold enumeration over {math.comb(s, s - t)} roots, {nodes} nodes"
     return ThresholdResult(S[order], sc[order], certified, float(lower), float(tau), status, calls, nodes, seconds, msg)
+
+
+def _one_root(session, tau, kw, node_limit, max_count, few_by_calls):
+    """One root of :func:`threshold_by_roots`: (ThresholdResult, (nodes, calls, seconds) of abandoned attempts)."""
+    first = node_limit if node_limit is None or not few_by_calls else min(int(node_limit), ROOT_FIRST_NODES)
+    res = session.supports_below(tau, node_limit=first, max_count=max_count, **kw)
+    if not res.certified and res.status == "work_limit" and first != node_limit:
+        # The first, short search stalled: its nodes are counted, not reused.
+        extra = (int(res.nodes), 0, float(res.seconds))
+        if len(res.scores) <= few_by_calls:
+            # Few members: list them one optimum call at a time (each takes the session's strongest
+            # path on its root), the last call proving the rest above tau.
+            res = supports_below_by_calls(session, tau, max_count=min(max_count, 4 * few_by_calls),
+                                          node_limit=node_limit, **kw)
+            if res.status == "max_count" and max_count > 4 * few_by_calls:  # more members than it looked
+                extra = (extra[0], int(res.calls), extra[2] + float(res.seconds))
+                res = session.supports_below(tau, node_limit=node_limit, max_count=max_count, **kw)
+        else:
+            res = session.supports_below(tau, node_limit=node_limit, max_count=max_count, **kw)
+        return res, extra
+    return res, (0, 0, 0.0)

@@ -151,6 +151,9 @@ class TopR(BatchLogProb, Selector):
                             "(a deterministic count, so every machine certifies the same trials); a call "
                             "that reaches it leaves the trial uncertified unless its proven lower bound "
                             "clears the R-th score", int),
+        "workers": Param(2, "processes for the roots of a swap level's threshold enumeration (capped at the "
+                         "CPU count; the list, its certification and the node counts are the same for any "
+                         "value; 1 = this process only)", int),
     }
 
     def _resolve_r(self, p, s):
@@ -169,13 +172,15 @@ class TopR(BatchLogProb, Selector):
         T = self.config["T"]
         if not math.isinf(T) and T < 2:
             raise UserInputError(f"topr.T = {T}: Theorem 1 needs T > 1; use T >= 2 or inf")
+        if self.config["workers"] < 1:
+            raise UserInputError(f"topr.workers = {self.config['workers']} must be >= 1; e.g. --param topr.workers=1")
         self._resolve_r(p, s)
 
     def prepare(self, trial, rng):
         self.check_setting(trial.p, trial.s)
         R = self._resolve_r(trial.p, trial.s)
         lst = toplist.top_list(trial, R, self.config["solver"], self.config["enum_limit"],
-                              self.config["max_calls"], self.config["node_limit"])
+                              self.config["max_calls"], self.config["node_limit"], workers=self.config["workers"])
         return TopRPrepared(lst, n_supports(trial.p, trial.s), trial.p)
 
     # ------------------------------------------------------------------ probabilities
