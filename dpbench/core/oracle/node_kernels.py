@@ -46,23 +46,29 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @njit(**_JIT)
-def _cholesky(G):
-    """Lower Cholesky factor of a small SPD matrix and whether every pivot was positive."""
-    k = G.shape[0]
-    L = np.zeros((k, k))
+def _chol_into(A, L, thr):
+    """Lower Cholesky factor of the SPD matrix A written into L; False when a pivot is <= thr."""
+    k = A.shape[0]
     for j in range(k):
-        d = G[j, j]
+        d = A[j, j]
         for t in range(j):
             d -= L[j, t] * L[j, t]
-        if not d > 0.0:
-            return L, False
+        if not d > thr:
+            return False
         L[j, j] = math.sqrt(d)
         for i in range(j + 1, k):
-            e = G[i, j]
+            e = A[i, j]
             for t in range(j):
                 e -= L[i, t] * L[j, t]
             L[i, j] = e / L[j, j]
-    return L, True
+    return True
+
+
+@njit(**_JIT)
+def _cholesky(G):
+    """Lower Cholesky factor of a small SPD matrix and whether every pivot was positive."""
+    L = np.zeros(G.shape)
+    return L, _chol_into(G, L, 0.0)
 
 
 @njit(**_JIT)
@@ -212,25 +218,6 @@ def partial_quantities(RF, F, c, yy, col_sq, lam, r):
     for i in range(k):
         h[F[i]] = 0.0
     return True, const, W, R0, h, m
-
-
-@njit(**_JIT)
-def _chol_into(A, L, thr):
-    """Lower Cholesky factor of the SPD matrix A written into L; False when a pivot is <= thr."""
-    k = A.shape[0]
-    for j in range(k):
-        d = A[j, j]
-        for t in range(j):
-            d -= L[j, t] * L[j, t]
-        if not d > thr:
-            return False
-        L[j, j] = math.sqrt(d)
-        for i in range(j + 1, k):
-            e = A[i, j]
-            for t in range(j):
-                e -= L[i, t] * L[j, t]
-            L[i, j] = e / L[j, j]
-    return True
 
 
 @njit(**_JIT)
