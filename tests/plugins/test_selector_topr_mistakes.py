@@ -351,6 +351,39 @@ def test_work_limited_preparation_says_which_limit_to_raise(monkeypatch):
                                                 "option": f"--param {name}.node_limit=70"}
 
 
+class OptimumWorkLimited(CountingSession):
+    """The unconstrained call (S1) stops at its node limit; every other call is answered."""
+
+    def solve(self, **kw):
+        res = self.inner.solve(**kw)
+        self.calls.append(kw)
+        if kw.get("overlap") is None and not len(kw.get("fixed_out", ())) and not len(kw.get("exclude", ())):
+            return OracleResult(res.support, res.objective, res.objective - 1.0, "work_limit", 5, 0.0,
+                                "work limit reached (node_limit = 5 branch-and-bound nodes)")
+        return res
+
+
+def test_uncertified_optimum_stops_the_preparation_at_once(monkeypatch):
+    """Issue 22, item 4: with S1 uncertified no level is searched (nothing around it could be
+    certified): topr lists S1 and its single swaps, mistakes takes closed-form stand-ins for R_t
+    (upper bounds), both uncertified and naming the optimum's limit."""
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
+    trial = enumerate_trial(toeplitz_problem(60, 9, 3, 0))
+    calls = _instrument(trial, OptimumWorkLimited)
+    _, _, exact_minima = grouped_expected(trial, 1.0)
+    for sel in (TopR(enum_limit=0), Mistakes()):
+        prep = sel.prepare(trial, None)
+        d = sel.draw(trial, prep, 1.0, 4, np.random.default_rng(0))
+        assert d.certified is False
+        assert "the optimum S1 not certified: work_limit" in d.diagnostics["reason"]
+    assert len(calls) == 1  # the optimum only: no level call, no threshold search
+    top = _swaps.top_list(trial, auto_r(9, 3), enum_limit=0)
+    assert len(top.scores) == 1 + 6 * 3 and not top.certified  # S1 and its (p - s) s single swaps
+    minima = Mistakes().prepare(trial, None).minima
+    np.testing.assert_allclose(minima[:2], exact_minima[:2], rtol=1e-12)
+    assert np.all(minima[2:] >= exact_minima[2:] * (1 - 1e-12))
+
+
 def test_time_limited_preparation_names_no_work_limit(monkeypatch):
     monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
     trial = enumerate_trial(toeplitz_problem(60, 9, 3, 0))

@@ -50,17 +50,16 @@ _CHUNK = 200_000
 #: bytes each); beyond it the list is uncertified, never truncated silently.
 THRESHOLD_MAX_COUNT = 2_000_000
 
-#: Default work limit of topr / mistakes / mistakes-ptr: branch-and-bound nodes per oracle call
-#: on the swap levels. A count, not seconds, so every machine certifies the same trials. The
-#: paper's designs (toeplitz, p = 200 to 10 000, Lambda = 120) certify far below it; on Khan
-#: (63 x 2308, standardised, Lambda = 10) the level minima certify with one call per root
-#: (about 3 000 nodes in all); topr's threshold enumerations of levels 4 and 5 run root by
-#: root (:func:`dpbench.core.toplist.toplist.threshold_by_roots`, this limit per root or per call:
-#: one level-4 root needs 12 575 nodes) and take minutes there (docs/performance.md, "Oracle scale
-#: targets"). 20 000 bounds the time spent before a trial is reported uncertified (1 000 000
-#: took hours). Raise it per run with --param topr.node_limit=... (and --retry-uncertified to
+#: Default work limit (branch-and-bound nodes) of each oracle call on the swap levels and of each
+#: root of a threshold enumeration, for ``topr`` and ``mistakes``. A count, so every machine
+#: certifies the same trials. On the 16 shipped real data sets at the defaults (s = 5, Lambda =
+#: 10, issue 22) the hardest certified root took 54 916 nodes (shipp, level 5; singh, level 4:
+#: 35 453 over its 5 roots); with 100 000 every set whose optimum certifies is certified, the
+#: slowest topr + mistakes preparation about 130 s on the 2-core machine. The limit bounds the
+#: time spent before a trial is reported uncertified: a root that reaches it costs about
+#: 100-200 s. Raise it per run with --param topr.node_limit=... (and --retry-uncertified to
 #: redo only the uncertified rows).
-SWAP_LEVEL_NODE_LIMIT = 20_000
+SWAP_LEVEL_NODE_LIMIT = 100_000
 
 #: The reason an uncertified topr / mistakes preparation gives in its diagnostics.
 UNCERTIFIED_CALL = "an oracle call was not certified optimal (work limit, safety time limit or error)"
@@ -350,6 +349,44 @@ def enumerate_level(trial, center, t: int, bound: float = math.inf):
     return S[order], sc[order]
 
 
+#: Supports per swap level t >= 2 scored in closed form by :func:`~dpbench.core.toplist.toplist.seed_bar` (a deterministic
+#: budget): the added features are drawn from the M best single-swap features, M the largest
+#: with C(s, t) C(M, t) <= this. Khan, Lambda = 10 (R = 11 517): 383 530 supports scored, U =
+#: 4.3039 (500 000 per level: 1.8e6 supports, U = 4.2884; the final R-th score is <= 4.2796).
+#: Toeplitz n = 200, p = 10 000 (R = 49 977): 500 000 per level cost more seconds (1.8e6
+#: supports) than the nodes they saved, hence 100 000.
+SEED_SUPPORTS = 100_000
+
+
+def seeded_pool(trial, singles, t: int, per_level: int = SEED_SUPPORTS):
+    """The outside features whose level-t members :func:`~dpbench.core.toplist.toplist.seed_bar` scores.
+
+    The M outside features (not in S1) with the best single swaps, M the largest with
+    C(s, t) C(M, t) <= ``per_level`` (capped by the score's ``level_enum_limit``); None when M < t.
+
+    Parameters
+    ----------
+    trial : dpbench.bench.trial.Trial
+    singles : SingleSwaps
+        S1 and its single swaps, sorted by (score, support).
+    t : int
+    per_level : int
+
+    Returns
+    -------
+    ndarray of shape (M,), int64, or None
+    """
+    per_level = min(int(per_level), getattr(trial.score, "level_enum_limit", per_level))  # costly scores (hinge)
+    p, s, center = trial.p, trial.s, singles.center
+    rows = singles.supports
+    added = rows[~np.isin(rows, center)]  # one per row, in row order (singles are sorted)
+    ranked = added[np.sort(np.unique(added, return_index=True)[1])]
+    M = p - s
+    while M >= t and math.comb(s, t) * math.comb(M, t) > per_level:
+        M -= 1 if M < 64 else max(1, M // 16)
+    return ranked[:M] if M >= t else None
+
+
 def level_minima(trial, solver=None, node_limit=None):
     """R_t for t = 0 .. min(s, p - s) and whether each is certified (docs/methods/mistakes.md).
 
@@ -377,6 +414,15 @@ def level_minima(trial, solver=None, node_limit=None):
     R[1], cert[1] = singles.best, True
     seconds = float(opt.seconds)
     calls = 1
+    if not opt.certified:
+        # Levels around an uncertified S1 cannot make the draws private, so no level calls (each
+        # up to node_limit nodes per root): R_t, t >= 2, is the best member of level t on the
+        # seeded pool (closed form, an upper bound on R_t), marked uncertified.
+        for t in range(2, tmax + 1):
+            pool = seeded_pool(trial, singles, t)
+            best = [float(sc.min()) for _, sc in _level_chunks(trial, singles.center, t, pool)] if pool is not None else []
+            R[t], cert[t] = min(best, default=math.inf), False
+        return R, cert, seconds, calls
     for t in range(2, tmax + 1):
         res = level_optimum(trial, t, name, node_limit=node_limit)
         R[t], cert[t] = res.objective, res.certified

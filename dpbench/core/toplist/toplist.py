@@ -31,8 +31,9 @@ from dpbench.core.contracts.oracle import ThresholdResult
 from dpbench.core.oracle.limits import tie_bar
 from dpbench.core.oracle.threshold import rank_threshold, supports_below_by_calls
 from dpbench.core.toplist.parallel import map_calls
-from dpbench.core.toplist.levels import (CLOSED_FORM, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _level_chunks, _limit, enumerate_level, lex_order, level_optimum,
-                                          level_size, limit_advice, max_level, optimum, single_swap_scores, solver_name)
+from dpbench.core.toplist.levels import (CLOSED_FORM, SEED_SUPPORTS, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _level_chunks,
+                                          _limit, enumerate_level, lex_order, level_optimum, level_size, limit_advice,
+                                          max_level, optimum, seeded_pool, single_swap_scores, solver_name)
 
 
 class _Explicit:
@@ -210,12 +211,22 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
     if singles is None:
         return TopList(np.empty((0, s), dtype=np.int64), np.empty(0), False,
                        {"reason": f"oracle found no optimum (status {opt.status})", "oracle_calls": 1})
-    if not opt.certified:
-        stats["uncertified_calls"] += 1
     center = singles.center
     E_S = np.concatenate([center[None, :], singles.supports])
     E_sc = np.concatenate([[singles.center_score], singles.scores])
     order = lex_order(E_sc, E_S)
+    if not opt.certified:
+        # No list built around an uncertified S1 can be certified, so the level searches (each
+        # up to node_limit nodes per root) would only delay an answer that cannot count as
+        # private: the list is S1 and its single swaps (closed form), uncertified, with the
+        # limit to raise (gravier at Lambda = 10: > 600 CPU-s before, the optimum's 20 000 nodes now).
+        keep = order[:R]
+        reason, raise_limit = limit_advice("topr", "the optimum S1", opt.status, opt.message, None, solver=name)
+        diag = {"R": int(R), "list_size": int(len(keep)), "oracle_calls": 1, "oracle_seconds": float(opt.seconds),
+                "uncertified_calls": 1, "reason": reason}
+        if raise_limit is not None:
+            diag["raise_limit"] = raise_limit
+        return TopList(E_S[keep], E_sc[keep], False, diag)
     sources = [_Explicit(E_S[order], E_sc[order], 1)]
     streams = {}
     for t in range(2, max_level(p, s) + 1):
@@ -328,9 +339,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
                           else "fewer than R supports found")
     elif not certified:
         spoilt = stats.get("first_uncertified", {})
-        if not opt.certified:
-            advice = limit_advice("topr", "the optimum S1", opt.status, opt.message, None, solver=name)
-        elif spoilt:
+        if spoilt:
             advice = limit_advice("topr", *spoilt[min(spoilt)], node_limit)
         else:
             diag["reason"] = UNCERTIFIED_CALL
@@ -400,13 +409,6 @@ def _rth_bound(out_sc, new_sc, sources, R) -> float:
 #: optimum calls (:func:`threshold_by_roots` with ``few_by_calls > 0``; the merge no longer asks).
 ROOT_FIRST_NODES = 1_000
 
-#: Supports per swap level t >= 2 scored in closed form by :func:`seed_bar` (a deterministic
-#: budget): the added features are drawn from the M best single-swap features, M the largest
-#: with C(s, t) C(M, t) <= this. Khan, Lambda = 10 (R = 11 517): 383 530 supports scored, U =
-#: 4.3039 (500 000 per level: 1.8e6 supports, U = 4.2884; the final R-th score is <= 4.2796).
-#: Toeplitz n = 200, p = 10 000 (R = 49 977): 500 000 per level cost more seconds (1.8e6
-#: supports) than the nodes they saved, hence 100 000.
-SEED_SUPPORTS = 100_000
 
 
 def seed_bar(trial, singles, R: int, per_level: int | None = None):
@@ -437,21 +439,14 @@ def seed_bar(trial, singles, R: int, per_level: int | None = None):
     """
 
     per_level = SEED_SUPPORTS if per_level is None else int(per_level)
-    per_level = min(per_level, getattr(trial.score, "level_enum_limit", per_level))  # costly scores (hinge)
     p, s, center = trial.p, trial.s, singles.center
     vals = np.concatenate([[singles.center_score], singles.scores])
-    # outside features in order of their best single swap (singles are sorted)
-    rows = singles.supports
-    added = rows[~np.isin(rows, center)]  # one per row, in row order
-    ranked = added[np.sort(np.unique(added, return_index=True)[1])]
     scored = 0
     for t in range(2, max_level(p, s) + 1):
-        M = p - s
-        while M >= t and math.comb(s, t) * math.comb(M, t) > per_level:
-            M -= 1 if M < 64 else max(1, M // 16)
-        if M < t:
+        pool = seeded_pool(trial, singles, t, per_level)
+        if pool is None:
             continue
-        for _, sc in _level_chunks(trial, center, t, ranked[:M]):
+        for _, sc in _level_chunks(trial, center, t, pool):
             scored += len(sc)
             vals = np.concatenate([vals, sc])
             if vals.size > 4 * R:
