@@ -149,6 +149,13 @@ def test_map_calls_keeps_order_raises_and_stays_serial_where_it_cannot_fork(monk
         parallel.map_calls(_square_or_fail, [(1,), (3,)], workers=2)
     assert parallel.usable_workers(8, 1) == 1 and parallel.usable_workers(1, 8) == 1
     assert parallel.usable_workers(10 ** 6, 10 ** 6) <= os.cpu_count()  # bounded by the machine
+    import threading
+
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(parallel.can_fork()))
+    worker.start()
+    worker.join()
+    assert seen == [False]  # not from a task thread (a dask worker's)
     monkeypatch.setattr(parallel, "can_fork", lambda: False)  # e.g. inside a daemonic dask worker
     assert parallel.usable_workers(2, 6) == 1
     assert parallel.map_calls(_square_or_fail, [(2,), (6,)], workers=2) == [4, 36]

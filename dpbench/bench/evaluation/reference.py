@@ -193,7 +193,10 @@ def compute_reference(kind: str, trial: Trial) -> np.ndarray:
     if kind == "bss":
         res = trial.optimum()
         if not res.certified or res.support is None:
+            now = getattr(trial.oracle(), "node_limit", None)
+            raise_it = (f"raise its node limit (e.g. --param {trial.solver}.node_limit={10 * int(now)}), "
+                        if res.status == "work_limit" and "node_limit" in (res.message or "") and now else "")
             raise UserInputError(f"the bss reference could not be certified by solver {trial.solver!r} "
-                                 f"(status {res.status}); use --reference lasso or sis, or another --solver")
+                                 f"(status {res.status}); {raise_it}use --reference lasso or sis, or another --solver")
         return np.asarray(res.support, dtype=np.int64)
     raise UserInputError(f"unknown reference {kind!r}; use one of {', '.join(REFERENCES)} (or true for simulations)")

@@ -10,8 +10,9 @@ Processes, not threads: a node's Python-level work holds the GIL. ``fork`` copie
 session (its score, Gram-row and cut caches) without pickling it; the children only compute,
 and what a threshold search changes in a session is caches, so running a call in a child or
 in the caller gives the same result. Where forking is unavailable or unsafe -- no ``fork``
-start method (Windows), a daemonic process (a dask or multiprocessing
-worker may not have children) -- the calls run one after another, with the same results.
+start method (Windows), a daemonic process (a dask or multiprocessing worker may not have
+children), a thread other than the main one (a dask worker's task threads) -- the calls run
+one after another, with the same results.
 The number of processes is bounded by ``workers``, the number of calls and the machine's
 CPU count.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor
 
 __all__ = ["can_fork", "map_calls", "usable_workers"]
@@ -34,8 +36,11 @@ def _run(i):
 
 
 def can_fork() -> bool:
-    """Whether this process may fork workers: the ``fork`` start method exists and it is not daemonic."""
-    return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
+    """Whether this call may fork workers: the ``fork`` start method exists, the process is not
+    daemonic, and this is its main thread (a fork copies only the calling thread, so a task
+    thread of a dask worker, with other threads holding locks, stays serial)."""
+    return ("fork" in mp.get_all_start_methods() and not mp.current_process().daemon
+            and threading.current_thread() is threading.main_thread())
 
 
 def usable_workers(workers: int, calls: int) -> int:
