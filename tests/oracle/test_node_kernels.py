@@ -1,4 +1,5 @@
-"""The compiled partial-support quantities against their numpy reference (NodeBounds._partial_numpy)."""
+"""The compiled partial-support quantities against their numpy reference (NodeBounds._partial_numpy),
+and the leaf scores of a node against the shared score."""
 
 import numpy as np
 import pytest
@@ -60,7 +61,7 @@ def test_kernel_cut_is_a_lower_bound_on_every_support(lam, r):
                          ids=["unbounded", "ball-active", "lam10", "tiny-lam-active"])
 @pytest.mark.parametrize("F,m", [([], 2), ([0], 1), ([2, 5], 2), ([1, 3, 4], 1)], ids=["F0m2", "F1m1", "F2m2", "F3m1"])
 def test_leaf_scores_match_the_shared_score(lam, r, F, m):
-    """Every completion F + A of a leaf, scored by the kernel and by the shared score (all C(|C|, m) rows)."""
+    """Every completion F + A of a leaf, from cached Gram rows and by the shared score (all C(|C|, m) rows)."""
     from itertools import combinations
 
     sess = _session(3, 30, 40, lam, r)
@@ -77,26 +78,8 @@ def test_leaf_scores_match_the_shared_score(lam, r, F, m):
     np.testing.assert_allclose(vals2, expect, rtol=1e-10, atol=1e-12)
 
 
-def test_leaf_kernel_flags_a_singular_block():
-    """Two identical columns at lam = 0 make the block singular: the kernel flags it, the caller rescoring it."""
-    from dpbench.core.oracle.node_kernels import score_completions
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(10, 3))
-    X[:, 1] = X[:, 0]
-    y = rng.normal(size=10)
-    sc = RidgeScore(X, y, lam=0.0, r=np.inf)
-    F = np.array([0], dtype=np.int64)
-    RF = X[:, F].T @ X
-    idx = np.array([[1], [2]], dtype=np.int64)
-    Gaa = np.array([[[X[:, 1] @ X[:, 1]]], [[X[:, 2] @ X[:, 2]]]])
-    vals, ok = score_completions(RF, F, idx, Gaa, X.T @ y, float(y @ y), 0.0, np.inf, np.inf, -np.inf, np.zeros(3))
-    assert ok.tolist() == [False, True]
-    assert np.isclose(vals[1], sc(np.array([[0, 2]]))[0], rtol=1e-10)
-
-
 def test_leaf_scores_above_the_cutoff_are_lower_bounds_at_or_above_it():
-    """Below the cutoff every score is exact; above it the kernel may return a lower bound, never below the cutoff."""
+    """Below the cutoff every score is exact; above it a lower bound (the cut at F) may stand in, never below the cutoff."""
     from itertools import combinations
 
     sess = _session(5, 30, 40, 0.5, 0.05)  # the ball is active for most supports

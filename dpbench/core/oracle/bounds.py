@@ -229,8 +229,8 @@ class NodeBounds:
     (``_row_cache``/``_row_cap``, ``_fcuts``/``_fdiag``/``_fcut_cap``, ``_tops``/``_tops_in``, ``_all``).
     """
 
-    #: Partial-support quantities and leaf scores from the compiled kernels (:mod:`~dpbench.core.oracle.node_kernels`);
-    #: False: the numpy reference (tests compare the two).
+    #: Partial-support quantities from the compiled kernel (:mod:`~dpbench.core.oracle.node_kernels`);
+    #: False: the numpy reference :meth:`_partial_numpy` (tests compare the two).
     partial_compiled = True
 
     def _gram_rows(self, S):
@@ -435,31 +435,38 @@ class NodeBounds:
     def _score_with(self, F, C, A, GCC=None, cutoff=np.inf):
         """Scores of the supports F ∪ C[A_row] (A: (B, m) indices into C) from cached Gram rows.
 
-        With the compiled kernels, a support whose score is at least ``cutoff`` may get a lower
-        bound >= ``cutoff`` instead of its score (:func:`~dpbench.core.oracle.node_kernels.score_completions`).
+        A support whose bound from the cut at F (:meth:`_partial`, ``R(S) >= const - W[S].sum()``)
+        is already >= ``cutoff`` gets that bound instead of its score: a search only compares a
+        value at or above its bar with the bar, so the solve is skipped (golub, p = 7 129: most
+        leaf completions). Every other value is the shared score (:func:`~dpbench.core.score.solve_blocks`).
+
+        Returns
+        -------
+        S : int array (B, s), rows sorted
+        vals : ndarray (B,)
         """
         sc = self.score
         f, m = F.size, A.shape[1]
         s = f + m
         B = A.shape[0]
-        RF = self._rows(F)
         idx = C[A]  # (B, m)
-        if self.partial_compiled:
-            from dpbench.core.oracle.node_kernels import score_completions
-
-            Gaa = sc.col_sq[idx][:, :, None] if m == 1 else GCC[A[:, :, None], A[:, None, :]]
+        S = np.concatenate([np.broadcast_to(F, (B, f)), idx], axis=1)
+        S.sort(axis=1)
+        vals = np.empty(B)
+        rows = np.arange(B)
+        if np.isfinite(cutoff):
             const, W = self._partial(F)[0]
-            vals, ok = score_completions(RF, np.asarray(F, dtype=np.int64), np.ascontiguousarray(idx, dtype=np.int64),
-                                         np.ascontiguousarray(Gaa, dtype=np.float64), sc.c, float(sc.yy),
-                                         float(sc.lam), float(sc.r), float(cutoff), float(const - W[F].sum()), W)
-            S = np.concatenate([np.broadcast_to(F, (B, f)), idx], axis=1)
-            S.sort(axis=1)
-            if not ok.all():  # singular or unconverged blocks: the shared score's own paths
-                vals[~ok] = sc(S[~ok])
+            lb = (const - W[F].sum()) - W[idx].sum(axis=1)
+            done = lb >= cutoff
+            vals[done] = lb[done]
+            rows = np.flatnonzero(~done)
+        if not rows.size:
             return S, vals
-        G = np.empty((B, s, s))
+        A, idx = A[rows], idx[rows]
+        RF = self._rows(F)
+        G = np.empty((rows.size, s, s))
         G[:, :f, :f] = RF[:, F]
-        cross = RF[:, idx]  # (f, B, m)
+        cross = RF[:, idx]  # (f, b, m)
         G[:, :f, f:] = cross.transpose(1, 0, 2)
         G[:, f:, :f] = cross.transpose(1, 2, 0)
         if m == 1:
@@ -467,10 +474,8 @@ class NodeBounds:
         else:
             G[:, f:, f:] = GCC[A[:, :, None], A[:, None, :]]
         G[:, np.arange(s), np.arange(s)] += sc.lam
-        c = np.concatenate([np.broadcast_to(sc.c[F], (B, f)), sc.c[idx]], axis=1)
-        vals, _ = solve_blocks(G, c, sc.yy, sc.r)
-        S = np.concatenate([np.broadcast_to(F, (B, f)), idx], axis=1)
-        S.sort(axis=1)
+        c = np.concatenate([np.broadcast_to(sc.c[F], (rows.size, f)), sc.c[idx]], axis=1)
+        vals[rows], _ = solve_blocks(G, c, sc.yy, sc.r)
         return S, vals
 
     def _gcc(self, C):

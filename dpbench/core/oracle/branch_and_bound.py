@@ -22,6 +22,14 @@ from dpbench.core.oracle.relaxation import child_bounds, dual_bounds, one_blas_t
 #: Supports rescored per batch when a threshold enumeration returns.
 _CHUNK = 200_000
 
+#: A threshold search over screened survivors runs on their own columns when they are at most
+#: 1/THRESHOLD_RESTRICT_FACTOR of the features (an optimum call: 1/16). A threshold search keeps
+#: every member below the bar, so it visits far more nodes per call than an optimum call and the
+#: narrower nodes pay sooner (golub topr: 36 -> 31 CPU-s with 2 instead of 16; chowdary, where
+#: several roots keep over half the features, took 264 instead of 188 CPU-s when every root was
+#: restricted).
+THRESHOLD_RESTRICT_FACTOR = 2
+
 
 class _BestTarget:
     """Branch-and-bound target of an optimum call: the canonical optimum (see :data:`TIE_RTOL`).
@@ -271,13 +279,11 @@ class BranchAndBound:
                 for a in range(0, order.size, 4096):
                     chunk = order[a:a + 4096]
                     live = lbb[chunk] < bar()
+                    if live.any():
+                        S, vals = self._score_with(F, C, chunk[live][:, None], cutoff=bar())
+                        target.offer(S, vals)
                     if not live.all():  # sorted: every later candidate is closed too
                         pruned = min(pruned, float(lbb[chunk][~live].min()))
-                        chunk = chunk[live]
-                    if chunk.size:
-                        S, vals = self._score_with(F, C, chunk[:, None], cutoff=bar())
-                        target.offer(S, vals)
-                    if not live.all():
                         break
                 continue
             if math.comb(C.size, m) <= leaf_limit:
@@ -509,7 +515,8 @@ class BranchAndBound:
         bounds every feasible support and, per feature j, every feasible support holding j; the
         features whose bound is at or above the bar (tau only falls, so the first bar is the
         loosest) cannot be in a returned support. The branch and bound then runs over the
-        survivors, on their own columns when they are few (:meth:`_restrict`), with node
+        survivors, on their own columns when they are at most half the features
+        (:data:`THRESHOLD_RESTRICT_FACTOR`, :meth:`_survivor_space`), with node
         relaxations from the first node (``relax_nodes``), as :meth:`_bnb_survivors` does for
         the optimum.
 
@@ -533,16 +540,9 @@ class BranchAndBound:
         cand = np.union1d(free[keep], fixed)
         if cand.size < self.s:
             return min(float(bound), min_lb), "done", 1, *target.result()
-        if cand.size * 2 <= sc.p:
-            sub, local, pos = self._on_columns(cand, cons)
-            sub_cons = ConstraintSet.build(cand.size, self.s, local["exclude"], None, local["fixed_in"],
-                                           local["fixed_out"])
-            sub_target = _BelowTarget(threshold, rank, known, sub_cons.exclude, max_count, self.s)
-        else:
-            sub, pos = self, None
-            sub_cons = ConstraintSet.build(sc.p, self.s, cons.exclude, None, cons.fixed_in,
-                                           np.setdiff1d(self._all, cand))
-            sub_target = target
+        sub, sub_cons, pos = self._survivor_space(cand, cons, THRESHOLD_RESTRICT_FACTOR)
+        sub_target = target if pos is None else _BelowTarget(threshold, rank, known, sub_cons.exclude, max_count,
+                                                             self.s)
         sub._relax_budget, sub._relax_delay = sub.relax_nodes, 0
         try:
             with one_blas_thread():

@@ -1,36 +1,26 @@
-"""Compiled small-matrix work of a branch-and-bound node (numba): the partial support and its leaves.
+"""Compiled quantities of a partial support F, the first step of every branch-and-bound node (numba).
 
-Two steps of every node of :meth:`~dpbench.core.oracle.branch_and_bound.BranchAndBound._bnb_search`
-work on matrices of side |F| + m <= s (a handful) and were a dozen numpy calls each, so numpy's
-per-call overhead, not the arithmetic, was their cost (golub, p = 7 129, s = 5, Lambda = 10: 24
-of the 52 CPU-seconds of a topr preparation in the first, 8 in the second):
+:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial` needs, for the fixed features F of a
+node (|F| < s, a handful), the binary cut built at F and the exact ridge decreases of its
+one-feature completions (formulas in its docstring). Each is a few solves with the |F| x |F|
+matrix ``G = X_F^T X_F + lam I`` and one pass over the p Gram-row entries; with numpy that
+was a dozen calls on 4 x 4 arrays per node, about 1 ms, and on golub (p = 7 129, s = 5,
+Lambda = 10) 24 of the 52 CPU-seconds of a topr preparation. :func:`partial_quantities` does
+the same arithmetic in one compiled pass:
 
-* :func:`partial_quantities` -- for the fixed features F of a node, the binary cut built at F
-  and the exact ridge decreases of its one-feature completions
-  (:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial`, formulas in its docstring);
-* :func:`score_completions` -- the scores of the supports ``F + A`` of a leaf, one row of A per
-  support (:meth:`~dpbench.core.oracle.bounds.NodeBounds._score_with`).
+* ``beta`` solves ``min ||y - X_F beta||^2 + lam ||beta||^2`` s.t. ``||beta|| <= r``: the
+  Cholesky solution when it lies in the ball, otherwise Newton's method on the secular
+  equation ``1/||beta(mu)|| - 1/r = 0`` from ``mu = 0`` (Moré & Sorensen 1983; Nocedal &
+  Wright, Algorithm 4.3), each step one Cholesky factorisation of ``G + mu I``;
+* the multiplier is then recomputed from ``beta`` as :func:`~dpbench.core.oracle.cuts._multiplier`
+  does, and the cut is the dual function at ``(alpha = y - X_F beta, mu)``: valid for any
+  ``beta`` and any ``mu >= 0`` (weak duality, :mod:`~dpbench.core.oracle.cuts`), so the accuracy
+  of the iteration only affects the cut's strength. No score comes from here: every support a
+  search keeps is scored by :func:`~dpbench.core.score.solve_blocks`;
+* ``R0``, ``h`` and the Schur diagonal are exact closed forms.
 
-Both solve ``min ||y - X_S beta||^2 + lam ||beta||^2`` s.t. ``||beta|| <= r`` as
-:func:`~dpbench.core.score.solve_blocks` does for positive definite blocks: the Cholesky
-solution when it lies in the ball, otherwise Newton's method on the secular equation
-``1/||beta(mu)|| - 1/r = 0`` from ``mu = 0`` (Moré & Sorensen 1983; Nocedal & Wright,
-Algorithm 4.3), each step one Cholesky factorisation of ``G + mu I``, stopped at
-``| ||beta|| - r | <= 1e-12 r`` (the test of :func:`~dpbench.core.score.ridge._cm_trust_region`).
-
-* In :func:`partial_quantities` the multiplier is then recomputed from ``beta`` as
-  :func:`~dpbench.core.oracle.cuts._multiplier` does, and the cut is the dual function at
-  ``(alpha = y - X_F beta, mu)``: valid for any ``beta`` and any ``mu >= 0`` (weak duality,
-  :mod:`~dpbench.core.oracle.cuts`), so the accuracy of the iteration only affects the cut's
-  strength; ``R0``, ``h`` and the Schur diagonal are exact closed forms.
-* A leaf's scores decide what a search keeps, so :func:`score_completions` flags every block
-  that is not numerically positive definite (a pivot below ``1e-12`` of the trace, the test of
-  :func:`~dpbench.core.score.ridge._cm_cholesky_solve`) or whose iteration did not converge; the
-  caller scores those with :func:`~dpbench.core.score.solve_blocks`. What a threshold
-  enumeration returns is rescored with the shared score in any case, and an optimum call
-  recomputes its objective.
-
-``tests/oracle/test_node_kernels.py`` checks both kernels against their numpy references.
+``tests/oracle/test_node_kernels.py`` checks the kernel against the numpy reference
+(:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial_numpy`).
 """
 
 from __future__ import annotations
@@ -40,7 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["partial_quantities", "score_completions"]
+__all__ = ["partial_quantities"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -218,143 +208,3 @@ def partial_quantities(RF, F, c, yy, col_sq, lam, r):
     for i in range(k):
         h[F[i]] = 0.0
     return True, const, W, R0, h, m
-
-
-@njit(**_JIT)
-def _solve_into(L, rhs, z, x):
-    """z = L^{-1} rhs and x = L^{-T} z in place; returns (||z||^2, ||x||^2)."""
-    k = rhs.size
-    zz = 0.0
-    for i in range(k):
-        v = rhs[i]
-        for t in range(i):
-            v -= L[i, t] * z[t]
-        z[i] = v / L[i, i]
-        zz += z[i] * z[i]
-    xx = 0.0
-    for i in range(k - 1, -1, -1):
-        v = z[i]
-        for t in range(i + 1, k):
-            v -= L[t, i] * x[t]
-        x[i] = v / L[i, i]
-        xx += x[i] * x[i]
-    return zz, xx
-
-
-@njit(**_JIT)
-def _ridge_ball(Gl, cv, yy, r, cutoff, Gm, L, z, b, q):
-    """(score, ok) of ``min ||y - X b||^2 + lam ||b||^2, ||b|| <= r`` from ``Gl = X^T X + lam I``, ``cv = X^T y``.
-
-    ``Gm, L`` (k, k) and ``z, b, q`` (k,) are work arrays. Every ``mu >= 0`` gives the dual lower
-    bound ``y^T y - c^T (Gl + mu I)^{-1} c - mu r^2`` on the score (``mu = 0``: the score without
-    the ball); once one reaches ``cutoff``, it is returned instead of the score.
-    """
-    k = cv.size
-    thr = 0.0
-    for i in range(k):
-        thr += abs(Gl[i, i])
-    thr = max(thr, 1e-300) * 1e-12  # the relative pivot test of the shared score
-    if not _chol_into(Gl, L, thr):
-        return 0.0, False
-    zz, n2 = _solve_into(L, cv, z, b)
-    if not (math.isfinite(r) and n2 > r * r) or yy - zz >= cutoff:
-        return yy - zz, True
-    r2 = r * r
-    mu = 0.0
-    for _ in range(60):
-        if mu > 0.0:
-            for i in range(k):
-                for j in range(k):
-                    Gm[i, j] = Gl[i, j]
-                Gm[i, i] += mu
-            if not _chol_into(Gm, L, 0.0):
-                return 0.0, False
-            zz, n2 = _solve_into(L, cv, z, b)
-            if yy - zz - mu * r2 >= cutoff:
-                return yy - zz - mu * r2, True
-        nrm = math.sqrt(n2)
-        if abs(nrm - r) <= 1e-12 * r:
-            return yy - zz - mu * n2, True
-        qq = 0.0
-        for i in range(k):  # q = L^{-1} b
-            v = b[i]
-            for t in range(i):
-                v -= L[i, t] * q[t]
-            q[i] = v / L[i, i]
-            qq += q[i] * q[i]
-        step = (n2 / qq) * (nrm - r) / r
-        if not math.isfinite(step):
-            return 0.0, False
-        mu += step
-    return 0.0, False
-
-
-@njit(**_JIT)
-def score_completions(RF, F, idx, Gaa, c, yy, lam, r, cutoff, base, W):
-    """Scores of the supports ``F + idx[b]`` from Gram rows (the closed form of :func:`~dpbench.core.score.solve_blocks`).
-
-    Parameters
-    ----------
-    RF : ndarray of shape (f, p), float64
-        Gram rows ``X_F^T X`` (f may be 0).
-    F : ndarray of shape (f,), int64
-    idx : ndarray of shape (B, m), int64
-        The added features of each support (none in F).
-    Gaa : ndarray of shape (B, m, m), float64
-        ``X_A^T X_A`` of each row's added features (no ridge).
-    c : ndarray of shape (p,), float64
-        ``X^T y``.
-    yy, lam, r : float
-        ``y^T y``, Lambda and the l2 bound (``inf`` for none).
-    cutoff : float
-        Scores at or above it are not needed exactly: where the ridge score without the l2
-        bound (a lower bound on R, the ball only raises it) is already >= ``cutoff``, that
-        bound is returned, and likewise the first dual bound of the secular iteration that
-        reaches it (``inf``: every score exact).
-    base, W : float, ndarray of shape (p,), float64
-        A binary cut ``R(S) >= base - W[S \\ F].sum()`` valid for every support containing F
-        (e.g. the cut at F, ``base = const - W[F].sum()``): a row whose cut bound is already
-        >= ``cutoff`` gets that bound without a solve.
-
-    Returns
-    -------
-    scores : ndarray of shape (B,), float64
-        ``R(F + idx[b])``, or a lower bound >= ``cutoff`` on it; meaningless where ``ok`` is False.
-    ok : ndarray of shape (B,), bool
-        False where the block failed the pivot test or the secular iteration did not converge.
-    """
-    f = F.size
-    B, m = idx.shape
-    k = f + m
-    out = np.empty(B)
-    ok = np.empty(B, dtype=np.bool_)
-    G = np.empty((k, k))
-    cv = np.empty(k)
-    Gm = np.empty((k, k))
-    L = np.zeros((k, k))
-    z = np.empty(k)
-    b = np.empty(k)
-    q = np.empty(k)
-    for i in range(f):
-        cv[i] = c[F[i]]
-        for j in range(f):
-            G[i, j] = RF[i, F[j]]
-        G[i, i] += lam
-    for row in range(B):
-        lb = base
-        for u in range(m):
-            lb -= W[idx[row, u]]
-        if lb >= cutoff:
-            out[row], ok[row] = lb, True
-            continue
-        for u in range(m):
-            a = idx[row, u]
-            cv[f + u] = c[a]
-            for i in range(f):
-                G[i, f + u] = RF[i, a]
-                G[f + u, i] = RF[i, a]
-            for v in range(m):
-                G[f + u, f + v] = Gaa[row, u, v]
-            G[f + u, f + u] += lam
-        out[row], ok[row] = _ridge_ball(G, cv, yy, r, cutoff, Gm, L, z, b, q)
-    return out, ok

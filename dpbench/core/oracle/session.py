@@ -316,12 +316,32 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
             active |= set(new) | set(self._seed_cuts(S))
 
     # ------------------------------------------------------------- survivors of the screening
-    def _restrict(self, keep):
+    def _restrict(self, keep, factor=RESTRICT_FACTOR):
         """Whether to search the screened survivors ``keep`` on their own columns (:meth:`_on_columns`):
-        when they are at most 1/:data:`RESTRICT_FACTOR` of the features (a count, deterministic).
-        Below that the full session's caches (Gram rows, cuts at partial supports, shared
-        across calls) are worth more than the narrower nodes."""
-        return len(keep) * RESTRICT_FACTOR <= self.score.p
+        when they are at most 1/``factor`` of the features (a count, deterministic; default
+        :data:`RESTRICT_FACTOR`). Below that the full session's caches (Gram rows, cuts at
+        partial supports, shared across calls) are worth more than the narrower nodes."""
+        return len(keep) * factor <= self.score.p
+
+    def _survivor_space(self, cand, cons, factor=RESTRICT_FACTOR):
+        """Where a search over the screened survivors ``cand`` of ``cons`` (no overlap group) runs.
+
+        Returns
+        -------
+        session : OASession
+            A fresh session on the survivors' own columns when :meth:`_restrict` says so
+            (:meth:`_on_columns`), else this one.
+        cons : ConstraintSet
+            ``cons`` in that session's indices, every feature outside ``cand`` fixed out.
+        pos : int array (p,) or None
+            Local index of each feature (-1 outside ``cand``); None for this session.
+        """
+        if not self._restrict(cand, factor):
+            return self, ConstraintSet.build(self.score.p, self.s, cons.exclude, None, cons.fixed_in,
+                                             np.setdiff1d(self._all, cand)), None
+        sub, local, pos = self._on_columns(cand, cons)
+        return sub, ConstraintSet.build(cand.size, self.s, local["exclude"], None, local["fixed_in"],
+                                        local["fixed_out"]), pos
 
     def _on_columns(self, keep, cons):
         """A fresh session over the columns ``keep`` only, and ``cons`` in its indices.
@@ -379,17 +399,13 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
             finally:
                 session._relax_budget = 0
 
-        if not self._restrict(cand):
-            sub_cons = ConstraintSet.build(self.score.p, self.s, cons.exclude, None, cons.fixed_in,
-                                           np.setdiff1d(self._all, cand))
+        sub, sub_cons, pos = self._survivor_space(cand, cons)
+        if pos is None:
             return run(self, sub_cons, S)
-        sub, local, pos = self._on_columns(cand, cons)
         S_loc = None
         if S is not None and (pos[S] >= 0).all():
             S_loc = pos[S]
             sub._add_cuts(S_loc[None])  # the incumbent's cut, as the full session holds it
-        sub_cons = ConstraintSet.build(cand.size, self.s, local["exclude"], None, local["fixed_in"],
-                                       local["fixed_out"])
         S2, ub2, lb2, status, nodes = run(sub, sub_cons, S_loc)
         self._relax_alphas = sub._relax_alphas
         return (None if S2 is None else cand[S2]), ub2, lb2, status, nodes
