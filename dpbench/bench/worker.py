@@ -20,7 +20,7 @@ import numpy as np
 from dpbench.bench.trial import Trial
 from dpbench.core.errors import UserInputError
 from dpbench.bench.evaluation.metrics import RANK_METRICS, rank_metrics, support_metrics
-from dpbench.bench.evaluation.reference import reference_positions
+from dpbench.bench.evaluation.reference import UncertifiedReference, compute_reference, reference_positions
 from dpbench.bench.evaluation.estimation import estimation_fields, split_budget, split_rows
 from dpbench.core.problem import Problem
 from dpbench.core.seeding import rng_for
@@ -54,15 +54,25 @@ class TrialRows(list):
     artefacts: list
 
 
-def reference_support(cfg: RunConfig, problem: Problem, trial: Trial) -> np.ndarray:
-    """The support outputs are scored against (docs/metrics.md, docs/methods/bss.md)."""
+def reference_support(cfg: RunConfig, problem: Problem, trial: Trial) -> tuple[np.ndarray | None, str | None]:
+    """The support outputs are scored against (docs/metrics.md, docs/methods/bss.md).
+
+    Returns
+    -------
+    reference : ndarray of shape (s,), int64, or None
+        None when the ``bss`` reference of this trial is not certified: the selectors still
+        run, and their rows leave the metrics against the reference undefined.
+    reason : str or None
+        Why there is no reference and which limit to raise (None when there is one).
+    """
     if cfg.reference == "true":
         if problem.true_support is None:
             raise UserInputError(f"{problem.name} has no true support; choose --reference bss, lasso or sis")
-        return problem.true_support
-    from dpbench.bench.evaluation.reference import compute_reference
-
-    return compute_reference(cfg.reference, trial)
+        return problem.true_support, None
+    try:
+        return compute_reference(cfg.reference, trial), None
+    except UncertifiedReference as exc:
+        return None, str(exc)
 
 
 def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
@@ -96,13 +106,14 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
         return trials[preprocessing]
 
     trial = trial_for("clip")
-    ref = reference_support(cfg, problem, trial)
+    ref, ref_missing = reference_support(cfg, problem, trial)
     # TOP / GREAT / GOOD are scored at row time against the reference's full ranking (not stored)
     positions = reference_positions(cfg.reference, trial)
     base = {
         "data": setting_label(task.setting), "setting": task.setting, "n": problem.n, "p": problem.p,
         "s": problem.s, "trial": task.trial, "seed": cfg.seed, "reference": cfg.reference,
-        "reference_support": ref.tolist(), "sensitivity": trial.sensitivity, "delta": cfg.delta,
+        "reference_support": None if ref is None else ref.tolist(), "sensitivity": trial.sensitivity,
+        "delta": cfg.delta,
     }
     rows = TrialRows()
     rows.artefacts = []
@@ -160,12 +171,14 @@ def run_trial(cfg: RunConfig, task: TrialTask, on_event=None) -> list[dict]:
                 # with --estimate the selection runs at its share of eps; the row keeps the pair's eps
                 sel = run.draw(selection_epsilon(cfg, eps), cfg.draws,
                                rng_for(cfg.seed, "draw", skey, task.trial, method, float(eps)),
-                               reference=ref if ref.size == trial.s else None,
+                               reference=ref if ref is not None and ref.size == trial.s else None,
                                # the gap is on the clipped data the optimum was solved on, whatever
                                # data the selector saw (sampagg's are unclipped)
                                evaluate=lambda S: _evaluate(trial_for("clip"), S, ref, optimum if optimum is not None
                                                             else _optimum_objective(trial), positions))
                 row = _row(cfg, task, meta, sel, t_prep, eps)
+                if ref_missing is not None:  # the row is kept; what it cannot be scored against is said
+                    row["diagnostics"] = {**(row["diagnostics"] or {}), "reference_uncertified": ref_missing}
                 if cfg.estimate is not None:  # one row per (method, eps): failed as a whole if this fails
                     row.update(estimation_fields(
                         cfg.estimate, cfg.estimate_fraction, cfg.estimate_params, trial_for("clip"), sel.draws, row,
@@ -193,8 +206,11 @@ def _evaluate(trial, S, ref, optimum, positions=None) -> dict:
 
     ``positions``: place of every feature in the reference's full ranking, for TOP / GREAT / GOOD
     (None: a reference without a ranking, the three are None)."""
-    m = support_metrics(S, ref)
     gap = None if optimum is None else float(np.mean(trial.score(S)) - optimum)
+    if ref is None:  # an uncertified bss reference: nothing to score against (its optimum is uncertified too)
+        return {"recovery": None, "f1": None, "topk": None, "hamming": None, "objective_gap": gap,
+                **{f"rank_{k}": None for k in RANK_METRICS}}
+    m = support_metrics(S, ref)
     ranked = {f"rank_{k}": None for k in RANK_METRICS} if positions is None else \
         {f"rank_{k}": float(v.mean()) for k, v in rank_metrics(S, positions).items()}
     return {"recovery": float(m["exact"].mean()), "f1": float(m["f1"].mean()), "topk": float(m["topk"].mean()),

@@ -54,8 +54,9 @@ def _add_compare(sub):
     p.add_argument("--retry-failed", dest="retry_failed", action="store_true",
                    help="re-run the rows of --out that failed (otherwise a failed row counts as done)")
     p.add_argument("--retry-uncertified", dest="retry_uncertified", action="store_true",
-                   help="re-run only the stored rows whose status is uncertified (e.g. with a larger "
-                        "--param topr.node_limit=...); certified rows are not recomputed")
+                   help="re-run only the stored rows whose status is uncertified, or whose trial had no "
+                        "certified bss reference (e.g. with a larger --param topr.node_limit=... or "
+                        "highs.node_limit=...); certified rows are not recomputed")
     p.add_argument("--force-jobs", dest="force_jobs", action="store_true",
                    help=f"allow --jobs above the usable cores (at most {FORCED_JOBS_PER_CORE} per core)")
     p.set_defaults(func=cmd_compare)
@@ -270,7 +271,8 @@ def cmd_report(args) -> int:
 
         write_report(args.database, args.html, interval=args.interval)
         err_console.print(f"wrote {escape(str(args.html))}", soft_wrap=True)
-        return 0
+        if not args.markdown:  # both given: both written
+            return 0
     df = load_results(args.database)
     if args.markdown:
         from dpbench.cli.tables import markdown_table as md

@@ -99,8 +99,16 @@ class RunProgress:
                            markup=False, highlight=False, soft_wrap=True)
 
     def advise(self, rows, method_params: dict | None = None) -> None:
-        """One line per uncertified method of a finished trial: why, and which work limit to raise."""
+        """One line per uncertified method of a finished trial: why, and which work limit to raise;
+        one line when the trial's bss reference is uncertified (its rows have no recovery)."""
         seen = set()
+        missing = next((r for r in rows or () if (r.get("diagnostics") or {}).get("reference_uncertified")), None)
+        if missing is not None:
+            where = f"{setting_text(missing.get('setting') or missing.get('data'))} trial {missing.get('trial')}"
+            self.console.print(f"{time.strftime('%H:%M:%S')} dpbench: {where}: no reference to score against, so "
+                               f"exact recovery, F1, top-k and Hamming are undefined for its rows (kept, not "
+                               f"averaged in): {missing['diagnostics']['reference_uncertified']}",
+                               style="yellow", markup=False, highlight=False, soft_wrap=True)
         for row in rows or ():
             label = row.get("label") or row.get("method")
             where = f"{setting_text(row.get('setting') or row.get('data'))} trial {row.get('trial')}"

@@ -233,3 +233,20 @@ def test_the_frame_shows_the_generator_defaults_a_setting_does_not_store(tmp_pat
     df = dpbench.load_results(db)
     params = registry().generator("toeplitz").params
     assert df["rho"].iloc[0] == params["rho"].default and df["snr"].iloc[0] == params["snr"].default
+
+
+def test_a_trial_without_a_reference_adds_no_draws_to_the_rate(run_db):
+    """A trial whose bss reference is uncertified has recovery and F1 None (issue 22): the pooled
+    rate, its interval and the F1 mean are those of the other trials, not diluted by zeros."""
+    from dpbench.bench.results.frame import frame_from_rows
+    from dpbench.bench.results.store import ResultStore
+
+    store = ResultStore(run_db, readonly=True)
+    rows = store.rows()
+    store.close()
+    kept = [r for r in rows if r["trial"] == 1]
+    unscored = [{**r, "recovery": None, "f1": None} if r["trial"] == 0 else r for r in rows]
+    want, got = summary_frame(frame_from_rows(kept)), summary_frame(frame_from_rows(unscored))
+    assert len(got) == len(want) == 8 and set(got["trials"]) == {2}
+    for col in ("recovery", "recovery_lo", "recovery_hi", "f1"):
+        assert np.allclose(got[col].to_numpy(float), want[col].to_numpy(float)), col

@@ -452,3 +452,32 @@ def test_ctrl_c_on_a_dask_run_prints_no_worker_tracebacks(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert "run the same command again to resume" in " ".join(err.split())
+
+
+def test_an_uncertified_bss_reference_keeps_the_rows_and_says_what_to_raise(tmp_path, capsys):
+    """Issue 22, item 4: one trial whose bss reference stops at the optimum's work limit no longer
+    ends the run with exit 2. Its rows are stored with recovery and F1 undefined, and the
+    progress line names the limit to raise; topr's advice names the same --param."""
+    db = tmp_path / "r.db"
+    assert main(["compare", "--methods", "mcmc,topr", "--n", "100", "--p", "300", "--s", "5", "--trials", "1",
+                 "--draws", "10", "--delta", "1e-6", "--reference", "bss", "--param", "highs.node_limit=1",
+                 "--out", str(db)]) == 0
+    err = capsys.readouterr().err
+    assert "no reference to score against" in err and "--param highs.node_limit=10)" in err, err
+    assert "raise highs.node_limit above 1 (e.g. --param highs.node_limit=10)" in err, err
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT method, status, recovery, f1, reference_support, diagnostics FROM results").fetchall()
+    assert sorted(r[0] for r in rows) == ["mcmc", "topr"]
+    for method, status, recovery, f1, ref, diag in rows:
+        assert recovery is None and f1 is None and ref in (None, "null"), (method, recovery, ref)
+        assert "bss reference could not be certified" in json.loads(diag)["reference_uncertified"]
+        assert status == ("uncertified" if method == "topr" else "ok")
+    # the limit the line names, with --retry-uncertified: both rows redone and scored
+    assert main(["compare", "--methods", "mcmc,topr", "--n", "100", "--p", "300", "--s", "5", "--trials", "1",
+                 "--draws", "10", "--delta", "1e-6", "--reference", "bss", "--out", str(db),
+                 "--retry-uncertified"]) == 0
+    assert "2 uncertified result(s) of this run" in capsys.readouterr().err
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT method, status, recovery, diagnostics FROM results").fetchall()
+    assert len(rows) == 2 and all(r[1] == "ok" and r[2] is not None for r in rows), rows
+    assert not any("reference_uncertified" in r[3] for r in rows)

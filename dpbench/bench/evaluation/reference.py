@@ -22,6 +22,15 @@ from dpbench.core.errors import UserInputError
 from dpbench.bench.evaluation.metrics import rank_positions
 
 REFERENCES = ("bss", "lasso", "sis")
+
+
+class UncertifiedReference(Exception):
+    """The ``bss`` reference of one trial could not be certified (the optimum's work limit).
+
+    Not a :class:`~dpbench.core.errors.UserInputError`: the run's input is fine and the
+    trial's selectors still run; only the metrics against the reference (exact recovery, F1,
+    ...) are undefined for that trial. The message says what to change.
+    """
 #: References with a full feature ranking (TOP / GREAT / GOOD are defined against them).
 RANKED_REFERENCES = ("lasso", "sis")
 
@@ -185,8 +194,11 @@ def compute_reference(kind: str, trial: Trial) -> np.ndarray:
 
     Raises
     ------
+    UncertifiedReference
+        A bss reference the solver could not certify: its message names the work limit to
+        raise (the trial's rows are kept, their reference metrics undefined).
     UserInputError
-        Unknown kind, or a bss reference the solver could not certify.
+        Unknown kind.
     """
     if kind in RANKED_REFERENCES:
         return np.sort(reference_ranking(kind, trial)[:trial.s])
@@ -196,7 +208,7 @@ def compute_reference(kind: str, trial: Trial) -> np.ndarray:
             now = getattr(trial.oracle(), "node_limit", None)
             raise_it = (f"raise its node limit (e.g. --param {trial.solver}.node_limit={10 * int(now)}), "
                         if res.status == "work_limit" and "node_limit" in (res.message or "") and now else "")
-            raise UserInputError(f"the bss reference could not be certified by solver {trial.solver!r} "
-                                 f"(status {res.status}); {raise_it}use --reference lasso or sis, or another --solver")
+            raise UncertifiedReference(f"the bss reference could not be certified by solver {trial.solver!r} "
+                                       f"(status {res.status}); {raise_it}use --reference lasso or sis, or another --solver")
         return np.asarray(res.support, dtype=np.int64)
     raise UserInputError(f"unknown reference {kind!r}; use one of {', '.join(REFERENCES)} (or true for simulations)")

@@ -66,6 +66,11 @@ def decode_artefact(text: str, blob: bytes) -> dict:
     return state
 
 
+#: SQL condition of a stored row that ``--retry-uncertified`` redoes: an uncertified selector, or a
+#: trial whose bss reference was not certified (the row's metrics are empty; worker.run_trial).
+_UNCERTIFIED = "(results.status = 'uncertified' OR results.diagnostics LIKE '%\"reference_uncertified\"%')"
+
+
 class ResultStore:
     """SQLite store of per-trial results.
 
@@ -206,8 +211,9 @@ class ResultStore:
         return {k for (k,) in self.conn.execute("SELECT key FROM results")}
 
     def uncertified_keys(self) -> set[str]:
-        """Keys of rows whose status is ``uncertified`` (``--retry-uncertified`` re-runs them)."""
-        return {k for (k,) in self.conn.execute("SELECT key FROM results WHERE status = 'uncertified'")}
+        """Keys of rows whose status is ``uncertified``, or whose trial had no certified ``bss``
+        reference to score against (``--retry-uncertified`` re-runs them)."""
+        return {k for (k,) in self.conn.execute(f"SELECT key FROM results WHERE {_UNCERTIFIED}")}
 
     def write(self, rows) -> None:
         """Insert rows in one transaction; a key already present is left untouched unless its row failed or
@@ -220,7 +226,7 @@ class ResultStore:
         # a key already present is kept, except a failed or uncertified row, which a retry replaces
         update = ", ".join(f"{k} = excluded.{k}" for k in names if k != "key")
         sql = (f"INSERT INTO results ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
-               f"ON CONFLICT(key) DO UPDATE SET {update} WHERE results.status IN ('failed', 'uncertified')")
+               f"ON CONFLICT(key) DO UPDATE SET {update} WHERE results.status = 'failed' OR {_UNCERTIFIED}")
         values = [tuple(_encode(r.get(k)) for k in names) for r in rows]
 
         def insert():

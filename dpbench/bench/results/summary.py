@@ -202,11 +202,14 @@ def _reduce(ok, column: str, how: str, name: str, scale: float = 1.0, interval: 
         return {name: nan, **({f"{name}_lo": math.nan, f"{name}_hi": math.nan} if how in ("rate", "mean_ci") else {})}
     v = ok[column]
     if how == "rate":  # pooled over all draws of the ok trials (see the module docstring)
-        succ = int((v * ok["n_draws"].astype("float64")).round().fillna(0).sum()) if len(ok) else 0
-        total = int(ok["n_draws"].fillna(0).sum()) if len(ok) else 0
+        # a trial without the rate (no certified bss reference to score against) adds no draws
+        scored = ok[_numeric(v).notna()]
+        v = _numeric(v).dropna()
+        succ = int((v * scored["n_draws"].astype("float64")).round().fillna(0).sum()) if len(scored) else 0
+        total = int(scored["n_draws"].fillna(0).sum()) if len(scored) else 0
         if interval == "bootstrap":
             lo, hi = bootstrap_interval(v.tolist(), level)
-            rate = float(v.mean()) if len(ok) else math.nan
+            rate = float(v.mean()) if len(v) else math.nan
         else:
             rate = succ / total if total else math.nan
             lo, hi = rate_interval(succ, total, interval, level)
@@ -216,8 +219,9 @@ def _reduce(ok, column: str, how: str, name: str, scale: float = 1.0, interval: 
         return {name: f"{int(sum(bool(x) for x in vals))}/{len(vals)}" if len(vals) else None}
     v = _numeric(v)
     if how == "mean_ci":
+        v = v.dropna()  # as for a rate: a trial without the value is not averaged in
         lo, hi = bootstrap_interval(v.tolist(), level)
-        return {name: float(v.mean()) if len(ok) else math.nan, f"{name}_lo": lo, f"{name}_hi": hi}
+        return {name: float(v.mean()) if len(v) else math.nan, f"{name}_lo": lo, f"{name}_hi": hi}
     if how == "mean_all":
         value = float(v.mean()) if len(ok) and v.notna().all() else math.nan
     elif how == "max":

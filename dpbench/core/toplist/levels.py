@@ -81,7 +81,8 @@ def limit_advice(selector: str, what: str, status: str, message: str, node_limit
     status, message : str
         The call's :class:`~dpbench.api.OracleResult` / ``ThresholdResult`` status and message.
     node_limit : int or None
-        The selector's ``node_limit`` (None: the backend's default applied).
+        The limit that stopped the call: the selector's ``node_limit``, or with ``solver``
+        the backend's own (None: the backend's default, :data:`NODE_LIMIT`).
     solver : str or None
         The oracle backend's name when the call ran with the backend's own ``node_limit``
         (the optimum S1), so the advice names ``--param SOLVER.node_limit``.
@@ -119,7 +120,8 @@ def level_minima_advice(trial, selector: str, solver=None, node_limit=None):
     name = solver_name(trial, solver)
     opt = optimum(trial, name)
     if not opt.certified:
-        return limit_advice(selector, "the optimum S1", opt.status, opt.message, None, solver=name)
+        return limit_advice(selector, "the optimum S1", opt.status, opt.message,
+                            getattr(trial.oracle(name), "node_limit", None), solver=name)
     for t in range(2, max_level(trial.p, trial.s) + 1):
         res = level_optimum(trial, t, name, node_limit=node_limit)
         if not res.certified:

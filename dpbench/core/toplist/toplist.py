@@ -219,9 +219,10 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
         # No list built around an uncertified S1 can be certified, so the level searches (each
         # up to node_limit nodes per root) would only delay an answer that cannot count as
         # private: the list is S1 and its single swaps (closed form), uncertified, with the
-        # limit to raise (gravier at Lambda = 10: > 600 CPU-s before, the optimum's 20 000 nodes now).
+        # limit to raise (gravier at Lambda = 10: > 600 CPU-s before, the optimum's 100 000 nodes now).
         keep = order[:R]
-        reason, raise_limit = limit_advice("topr", "the optimum S1", opt.status, opt.message, None, solver=name)
+        reason, raise_limit = limit_advice("topr", "the optimum S1", opt.status, opt.message,
+                                           getattr(trial.oracle(name), "node_limit", None), solver=name)
         diag = {"R": int(R), "list_size": int(len(keep)), "oracle_calls": 1, "oracle_seconds": float(opt.seconds),
                 "uncertified_calls": 1, "reason": reason}
         if raise_limit is not None:
