@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpbench.core import toplist as _swaps
-from dpbench.core.toplist import toplist as _merge
+from dpbench.core.toplist import levels as _levels, roots as _roots
 from dpbench_plugins.selectors.swaps.topr import auto_r
 
 from helpers.exact import copies_problem, enumerate_all, exact_top_list, highs_trial, thresholded_levels_match
@@ -25,7 +25,7 @@ def test_seed_bar_bounds_the_rth_score(seed, p, s, lam, per_level):
     S, sc = enumerate_all(trial)
     singles = _swaps.single_swap_scores(trial)
     for R in (auto_r(p, s), 40, 300):
-        U, scored = _merge.seed_bar(trial, singles, R, per_level)
+        U, scored = _roots.seed_bar(trial, singles, R, per_level)
         assert U >= sc[R - 1]
         sizes = [_swaps.level_size(p, s, t) for t in range(2, _swaps.max_level(p, s) + 1)]
         assert scored <= per_level * len(sizes)
@@ -43,7 +43,7 @@ def test_seed_bar_bounds_the_rth_score(seed, p, s, lam, per_level):
 def test_top_list_with_partial_seed_is_the_R_smallest(seed, p, s, lam, R, per_level, oracle, monkeypatch):
     """With pools far smaller than the levels (or none), the bar is loose and the per-root
     enumerations must still return exactly the R smallest supports in canonical order."""
-    monkeypatch.setattr(_merge, "SEED_SUPPORTS", per_level)
+    monkeypatch.setattr(_roots, "SEED_SUPPORTS", per_level)
     trial = highs_trial(copies_problem(seed, p=p, s=s), lam, **oracle)
     R = auto_r(p, s) if R == "auto" else R
     lst, S, sc = exact_top_list(trial, R)
@@ -52,6 +52,39 @@ def test_top_list_with_partial_seed_is_the_R_smallest(seed, p, s, lam, R, per_le
         assert d["seeded_bar"] >= sc[R - 1]
     for info in thresholded_levels_match(lst, S, sc, R):
         assert info["calls"] == 0
+    # levels listed first give R_t without an oracle call: the brute-force minimum and its canonical support
+    levels = s - np.isin(S, lst.supports[0]).sum(axis=1)
+    for t in d["levels_first"]:
+        res = _swaps.level_optimum(trial, t)
+        assert res.message == _levels.FROM_THRESHOLD and res.certified
+        low = sc[levels == t].min()
+        tied = S[(levels == t) & (sc <= low * (1 + 1e-9))]
+        assert res.support.tolist() == tied[np.lexsort(tied.T[::-1])[0]].tolist()
+        assert res.objective == pytest.approx(low, rel=1e-12)
+
+
+def test_levels_first_happens_and_a_listing_gives_a_minimum_only_when_it_holds_the_ties():
+    """Issue 22, item 2: on a design whose check fails, the large levels are listed first (no
+    optimum call for them); a listing that is uncertified, empty, or whose threshold cuts
+    through the minimum's tie window (with no bound above it) gives no minimum."""
+    from dpbench.core.contracts.oracle import ThresholdResult
+
+    trial = highs_trial(copies_problem(0, p=24, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    R = 300
+    lst, S, sc = exact_top_list(trial, R)
+    assert lst.diagnostics["levels_first"], lst.diagnostics
+    fresh = highs_trial(copies_problem(0, p=24, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    _swaps.single_swap_scores(fresh)
+    one = np.array([[0, 1, 2, 3]])
+
+    def listing(scores, certified=True, threshold=5.0, lower=6.0):
+        return ThresholdResult(np.repeat(one, len(scores), axis=0), np.array(scores, dtype=float), certified,
+                               lower, threshold, "complete", 0, 0, 0.0, "")
+
+    assert _levels.level_minimum_from_list(fresh, None, 2, listing([1.0], certified=False)) is None
+    assert _levels.level_minimum_from_list(fresh, None, 2, listing([])) is None
+    assert _levels.level_minimum_from_list(fresh, None, 2, listing([5.0], threshold=5.0, lower=5.0 + 1e-12)) is None
+    assert ("swap_level", "highs", 2) not in fresh.cache
 
 
 @pytest.mark.parametrize("seed,p,s,t", [(0, 16, 4, 2), (1, 14, 3, 2), (2, 12, 4, 3), (3, 13, 4, 4)])
@@ -61,7 +94,7 @@ def test_threshold_by_roots_matches_enumeration(seed, p, s, t, rank, few, monkey
     """Every level-t member <= tau, tau tightened by rank across roots, taken members excluded;
     also when each root's first search stalls (one node) and is redone by optimum calls
     (few members) or by the full threshold search (more than ``few`` found)."""
-    monkeypatch.setattr(_merge, "ROOT_FIRST_NODES", 1)
+    monkeypatch.setattr(_roots, "ROOT_FIRST_NODES", 1)
     trial = highs_trial(copies_problem(seed, p=p, s=s), 2.0, enum_limit=0, leaf_limit=1)
     S, sc = enumerate_all(trial)
     center = S[0]
@@ -70,7 +103,7 @@ def test_threshold_by_roots_matches_enumeration(seed, p, s, t, rank, few, monkey
     rest = lvl[1:]
     tau0 = float(sc[rest[min(len(rest) - 1, 10)]])
     known = sc[:3] if rank else ()
-    res = _merge.threshold_by_roots(trial.oracle("highs"), center, t, tau0, exclude=taken, rank=rank,
+    res = _roots.threshold_by_roots(trial.oracle("highs"), center, t, tau0, exclude=taken, rank=rank,
                                     known_scores=known, few_by_calls=few, node_limit=10_000)
     pool = np.concatenate([np.asarray(known, dtype=float), sc[rest]])
     tau = tau0 if rank is None else min(tau0, float(np.sort(pool)[rank - 1]))
@@ -94,7 +127,7 @@ def test_threshold_by_roots_work_limit_keeps_a_valid_bound():
     center = S[0]
     lvl = np.flatnonzero(s_lvl := (4 - np.isin(S, center).sum(axis=1) == 2))
     assert s_lvl.any()
-    res = _merge.threshold_by_roots(trial.oracle("highs"), center, 2, math.inf, node_limit=1)
+    res = _roots.threshold_by_roots(trial.oracle("highs"), center, 2, math.inf, node_limit=1)
     assert not res.certified and res.status == "work_limit"
     got = {tuple(r) for r in res.supports.tolist()}
     missed = [i for i in lvl if tuple(S[i].tolist()) not in got]
@@ -104,13 +137,13 @@ def test_threshold_by_roots_work_limit_keeps_a_valid_bound():
 def test_threshold_by_roots_stalled_root_with_more_members_falls_back_to_the_search(monkeypatch):
     """few_by_calls = 1: roots that look small go to optimum calls, which stop at 4 members and
     hand over to the full threshold search; the result is still exactly the level below tau."""
-    monkeypatch.setattr(_merge, "ROOT_FIRST_NODES", 1)
+    monkeypatch.setattr(_roots, "ROOT_FIRST_NODES", 1)
     trial = highs_trial(copies_problem(1, p=14, s=3), 2.0, enum_limit=0, leaf_limit=1)
     S, sc = enumerate_all(trial)
     center = S[0]
     lvl = np.flatnonzero(3 - np.isin(S, center).sum(axis=1) == 2)
     tau = float(sc[lvl[20]])
-    res = _merge.threshold_by_roots(trial.oracle("highs"), center, 2, tau, few_by_calls=1, node_limit=10_000)
+    res = _roots.threshold_by_roots(trial.oracle("highs"), center, 2, tau, few_by_calls=1, node_limit=10_000)
     assert res.certified and res.calls > 0
     np.testing.assert_array_equal(res.supports, S[lvl[sc[lvl] <= tau]])
 
@@ -122,7 +155,7 @@ def test_threshold_by_roots_gives_the_same_answer_for_any_workers():
     trial = highs_trial(copies_problem(2, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
     S, sc = enumerate_all(trial)
     center = S[0]
-    out = [_merge.threshold_by_roots(trial.oracle("highs"), center, 2, float(sc[60]), rank=30, known_scores=sc[:3],
+    out = [_roots.threshold_by_roots(trial.oracle("highs"), center, 2, float(sc[60]), rank=30, known_scores=sc[:3],
                                      node_limit=10_000, workers=w) for w in (1, 2)]
     if os.cpu_count() >= 2:
         assert parallel.usable_workers(2, 6) == 2  # the forked path ran

@@ -2,7 +2,8 @@
 
 * :mod:`dpbench.core.toplist.levels` -- the optimum S1, the single swaps in closed form, the
   minimum of each level t = |S \\ S1| and the closed-form enumeration of a small level;
-* :mod:`dpbench.core.toplist.toplist` -- the top-R list, a k-way merge over the levels.
+* :mod:`dpbench.core.toplist.toplist` -- the top-R list, a k-way merge over the levels;
+* :mod:`dpbench.core.toplist.roots` -- its seeded bar and the per-root threshold enumeration of a level.
 
 The names a selector uses are re-exported here (and through :mod:`dpbench.api` as
 ``dpbench.api.toplist``).

@@ -9,7 +9,8 @@ by :meth:`dpbench.bench.trial.Trial.optimum`, as for the ``bss`` baseline). Ever
 lies in exactly one *level* t = |S \\ S1| in 1 .. min(s, p - s); level t has
 C(s, t) C(p - s, t) members. Level 1 (the single swaps) is scored in closed form; the
 minimum R_t of each level t >= 2 comes from one oracle call with the overlap constraint
-|S ∩ S1| = s - t.
+|S ∩ S1| = s - t, or from a complete threshold enumeration of the level that ``topr`` made
+first (:func:`level_minimum_from_list`).
 
 The top-R list (docs/methods/topr.md) is the R smallest scores overall, built in
 :mod:`dpbench.core.toplist.toplist` (:func:`top_list`, :class:`TopList`) by a
@@ -229,6 +230,9 @@ def level_size(p: int, s: int, t: int) -> int:
 #: ``OracleResult.message`` of a level optimum obtained by closed-form enumeration (no oracle call).
 CLOSED_FORM = "closed-form enumeration of the level"
 
+#: ``OracleResult.message`` of a level optimum read off a complete threshold enumeration of the level.
+FROM_THRESHOLD = "minimum of the level's complete threshold enumeration"
+
 #: Levels with at most this many members get their optimum R_t by closed-form enumeration
 #: (exact, certified by construction, and far cheaper than a MIP for e.g. t = 2 at p = 200);
 #: larger levels use the oracle. Either way the cached value is the same exact optimum.
@@ -275,6 +279,44 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, nod
         return _level_by_oracle(trial.oracle(name), center, trial.s - t, node_limit)
 
     return trial.shared(("swap_level", name, int(t)), compute)
+
+
+def level_minimum_from_list(trial, solver, t: int, listing):
+    """R_t read off a certified threshold enumeration of the whole level t, cached as :func:`level_optimum`.
+
+    ``listing`` (a ``ThresholdResult`` of level t with nothing excluded) holds every member
+    with score <= its ``threshold``. When it holds at least one, and every support tied with
+    its smallest score (:func:`~dpbench.core.oracle.limits.tie_bar`) is listed (the tie
+    window lies under the threshold, or the bound on the members not listed lies above it),
+    its canonical minimum (the lexicographically smallest of the ties, as every oracle
+    backend returns) is the level's exact optimum, with no oracle call (issue 22, item 2).
+
+    Parameters
+    ----------
+    trial : dpbench.bench.trial.Trial
+    solver : str or None
+        Oracle backend (None: the trial's).
+    t : int
+        Level, 2 <= t <= min(s, p - s).
+    listing : ThresholdResult
+
+    Returns
+    -------
+    OracleResult or None
+        The cached level optimum (whatever computed it first), or None when the listing
+        cannot give it (uncertified, empty, or a tie could lie above its threshold).
+    """
+    sc = np.asarray(listing.scores, dtype=np.float64)
+    if not listing.certified or not sc.size:
+        return None
+    bar = tie_bar(float(sc.min()))
+    if not (bar <= float(listing.threshold) or float(listing.lower_bound) > bar):
+        return None  # a support tied with the minimum could be among those not listed
+    tied = np.sort(np.asarray(listing.supports, dtype=np.int64)[sc <= tie_bar(float(sc.min()))], axis=1)
+    best = lexmin(tied)
+    objective = float(trial.score(best[None, :])[0])  # recomputed with the shared score, as an oracle's
+    return trial.shared(("swap_level", solver_name(trial, solver), int(t)),
+                        lambda: OracleResult(best, objective, objective, "optimal", 0, 0.0, FROM_THRESHOLD))
 
 
 #: Branch-and-bound nodes of the first, joint call over all roots of a level (enough where the
@@ -351,7 +393,7 @@ def enumerate_level(trial, center, t: int, bound: float = math.inf):
     return S[order], sc[order]
 
 
-#: Supports per swap level t >= 2 scored in closed form by :func:`~dpbench.core.toplist.toplist.seed_bar` (a deterministic
+#: Supports per swap level t >= 2 scored in closed form by :func:`~dpbench.core.toplist.roots.seed_bar` (a deterministic
 #: budget): the added features are drawn from the M best single-swap features, M the largest
 #: with C(s, t) C(M, t) <= this. Khan, Lambda = 10 (R = 11 517): 383 530 supports scored, U =
 #: 4.3039 (500 000 per level: 1.8e6 supports, U = 4.2884; the final R-th score is <= 4.2796).
@@ -361,7 +403,7 @@ SEED_SUPPORTS = 100_000
 
 
 def seeded_pool(trial, singles, t: int, per_level: int = SEED_SUPPORTS):
-    """The outside features whose level-t members :func:`~dpbench.core.toplist.toplist.seed_bar` scores.
+    """The outside features whose level-t members :func:`~dpbench.core.toplist.roots.seed_bar` scores.
 
     The M outside features (not in S1) with the best single swaps, M the largest with
     C(s, t) C(M, t) <= ``per_level`` (capped by the score's ``level_enum_limit``); None when M < t.
@@ -429,6 +471,6 @@ def level_minima(trial, solver=None, node_limit=None):
         res = level_optimum(trial, t, name, node_limit=node_limit)
         R[t], cert[t] = res.objective, res.certified
         seconds += res.seconds
-        calls += res.message != CLOSED_FORM
+        calls += res.message not in (CLOSED_FORM, FROM_THRESHOLD)
     return R, cert, seconds, calls
 

@@ -1,6 +1,6 @@
 """Independent oracle calls of one trial on the machine's cores (issue 22, "use both cores").
 
-The roots of a swap level (:func:`dpbench.core.toplist.toplist.threshold_by_roots`) are
+The roots of a swap level (:func:`dpbench.core.toplist.roots.threshold_by_roots`) are
 disjoint subproblems: given the same threshold and known scores, each root's search is a
 deterministic function of its own arguments. :func:`map_calls` runs such calls on up to
 ``workers`` forked processes and returns their results in argument order, so the answer, the

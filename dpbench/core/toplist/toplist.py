@@ -4,36 +4,25 @@ Sources, exactness argument and the threshold enumerations of the large levels a
 described in :func:`top_list`; the level machinery (S1, single swaps, level optima, closed-
 form level enumeration) is in :mod:`dpbench.core.toplist.levels`.
 
-Two refinements keep the threshold enumerations of the large levels small (issue 15, Khan at
-Lambda = 10, where levels 4 and 5 hold 1.2e12 and 5.4e14 supports):
-
-* a *seeded bar* (:func:`seed_bar`): before the first level is enumerated, every level is
-  scored in closed form on the features of the best single swaps only (a deterministic
-  budget of supports per level); the R-th smallest score among these distinct supports, S1
-  and the single swaps is an upper bound U on the final R-th score, so every enumeration
-  starts at U instead of at the R-th score of the sources' heads (on Khan: 4.304 where the
-  merge's own bar started near the worst single swap, 4.547);
-* a *per-root* threshold enumeration (:func:`threshold_by_roots`): a level's feasible set is
-  the disjoint union of its roots (kept subset K of S1 fixed in, the rest of S1 fixed out),
-  and each root is enumerated by its own call with its own work limit, the bar carried from
-  root to root.
+The threshold enumerations start at a *seeded bar* and run root by root
+(:mod:`dpbench.core.toplist.roots`: :func:`~dpbench.core.toplist.roots.seed_bar`,
+:func:`~dpbench.core.toplist.roots.threshold_by_roots`); the large levels that will enter the
+list are enumerated first and give their minima R_t with no optimum call.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpbench.core.contracts.oracle import ThresholdResult
-from dpbench.core.oracle.limits import tie_bar
 from dpbench.core.oracle.threshold import rank_threshold, supports_below_by_calls
-from dpbench.core.toplist.parallel import map_calls
-from dpbench.core.toplist.levels import (CLOSED_FORM, SEED_SUPPORTS, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _level_chunks,
-                                          _limit, enumerate_level, lex_order, level_optimum, level_size, limit_advice,
-                                          max_level, optimum, seeded_pool, single_swap_scores, solver_name)
+from dpbench.core.toplist.levels import (CLOSED_FORM, FROM_THRESHOLD, THRESHOLD_MAX_COUNT, UNCERTIFIED_CALL, _limit,
+                                          enumerate_level, lex_order, level_minimum_from_list, level_optimum,
+                                          level_size, limit_advice, max_level, optimum, single_swap_scores,
+                                          solver_name)
+from dpbench.core.toplist.roots import seed_bar, threshold_by_roots
 
 
 class _Explicit:
@@ -64,7 +53,8 @@ class _Stream:
         self.node_limit = node_limit
         self.taken: list[np.ndarray] = []
         self.stats = stats
-        self.oracle_first = first.message != CLOSED_FORM
+        self.oracle_first = first.message not in (CLOSED_FORM, FROM_THRESHOLD)
+        self.from_list = first.message == FROM_THRESHOLD
         self._set(first)
 
     def _set(self, res):
@@ -189,6 +179,13 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     its optimum, tau is capped by the seeded bar (:func:`seed_bar`), and a session with a
     direct enumeration enumerates each level root by root (:func:`threshold_by_roots`,
     ``node_limit`` per root); the diagnostics report ``seeded_bar`` and the supports it scored.
+
+    Lists first (issue 22, item 2): with a direct enumeration, a large level (more than
+    ``enum_limit`` members) that has a member under the seeded bar among the supports
+    :func:`seed_bar` scored is enumerated before the streams start (tau from the bar and the
+    scores of E and of the levels listed before it), and it enters the merge as an explicit
+    source. Its minimum R_t is then read off the list (:func:`~dpbench.core.toplist.levels.level_minimum_from_list`)
+    instead of an optimum call; ``levels_first`` in the diagnostics names these levels.
     """
     name = solver_name(trial, solver)
     if level_search not in ("threshold", "calls"):
@@ -228,6 +225,30 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
         if raise_limit is not None:
             diag["raise_limit"] = raise_limit
         return TopList(E_S[keep], E_sc[keep], False, diag)
+    thresholded = {}  # level -> ThresholdResult of its threshold enumeration
+    seeded = {"best": {}}  # the seeded bar U (seed_bar), computed when a level first needs more than its optimum
+
+    def bar():
+        if "U" not in seeded:
+            seeded["U"], seeded["scored"] = seed_bar(trial, singles, R, level_best=seeded["best"])
+        return seeded["U"]
+
+    large = [t for t in range(2, max_level(p, s) + 1) if not (enum_limit and level_size(p, s, t) <= enum_limit)]
+    if large and level_search == "threshold" and _native_threshold(trial.oracle(name)):
+        # Threshold first (issue 22, item 2): a large level with a seeded member under the bar
+        # (the seeded bar lowered by the R-th score of E and the levels listed so far) contributes
+        # more than its minimum, so the merge would enumerate it anyway; enumerated now, its list
+        # gives R_t with no optimum call (levels_first: golub's and chowdary's levels 2-4).
+        U, known = bar(), [E_sc]
+        for t in large:
+            if seeded["best"].get(t, math.inf) <= rank_threshold(U, R, *known):
+                res = _threshold_level(trial, name, center, t, [], np.concatenate(known), R, node_limit, max_count,
+                                       max_calls - stats["extra_calls"], U, workers)
+                stats["extra_calls"] += res.calls
+                stats["oracle_seconds"] += res.seconds
+                thresholded[t] = res
+                known.append(res.scores)
+                level_minimum_from_list(trial, name, t, res)
     sources = [_Explicit(E_S[order], E_sc[order], 1)]
     streams = {}
     for t in range(2, max_level(p, s) + 1):
@@ -235,17 +256,10 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
         stats["oracle_seconds"] += res.seconds
         st = _Stream(trial, name, center, t, res, stats, node_limit)
         streams[t] = st
-        sources.append(st)
+        sources.append(_Explicit(thresholded[t].supports, thresholded[t].scores, t) if t in thresholded else st)
     v2 = min((st.current[0] for st in streams.values() if st.current is not None), default=math.inf)
 
     out_S, out_sc, enumerated = [], [], []
-    thresholded = {}  # level -> ThresholdResult of its threshold enumeration
-    seeded = {}  # the seeded bar U (seed_bar), computed when a level first needs more than its optimum
-
-    def bar():
-        if "U" not in seeded:
-            seeded["U"], seeded["scored"] = seed_bar(trial, singles, R)
-        return seeded["U"]
     taken = 0
     while taken < R:
         heads = [(src.head(), k) for k, src in enumerate(sources)]
@@ -266,8 +280,8 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
                     and not (enum_limit and level_size(p, s, lvl) <= enum_limit)):
                 # The level contributes more than its optimum and is too large to score whole:
                 # one threshold enumeration replaces the stream (nothing is taken this round).
-                res = _threshold_level(trial, name, center, src, out_sc, sources, k0, R, node_limit,
-                                       max_count, max_calls - stats["extra_calls"], bar(), workers)
+                res = _threshold_level(trial, name, center, lvl, src.taken, _known_scores(out_sc, sources, k0, R), R,
+                                       node_limit, max_count, max_calls - stats["extra_calls"], bar(), workers)
                 stats["extra_calls"] += res.calls
                 stats["oracle_seconds"] += res.seconds
                 thresholded[lvl] = res
@@ -317,6 +331,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
         "r_th_score": float(sc[-1]) if len(sc) else None,
         "extra_calls": int(stats["extra_calls"]),
         "oracle_calls": 1 + sum(st.oracle_first for st in streams.values()) + int(stats["extra_calls"]),
+        "levels_first": sorted(int(t) for t, st in streams.items() if st.from_list),
         "oracle_seconds": float(stats["oracle_seconds"]),
         "uncertified_calls": int(stats["uncertified_calls"]),
         "levels_enumerated": [int(t) for t in enumerated],
@@ -351,16 +366,9 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
     return TopList(S, sc, certified, diag)
 
 
-def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_limit, max_count, calls_left,
-                     threshold=math.inf, workers=1):
-    """All members of a stream's level that can still be in the top-R list.
-
-    ``threshold``: an upper bound on the final R-th score (the seeded bar). ``known``: scores
-    of distinct supports outside the level's remaining members (taken, explicit sources'
-    next R, the other streams' heads); with ``rank = R`` the session lowers tau to the R-th
-    smallest of these and the level members it finds. A session with a direct enumeration
-    is asked once per root (:func:`threshold_by_roots`); a call-based one once for the level.
-    """
+def _known_scores(out_sc, sources, k0, R) -> np.ndarray:
+    """Scores of distinct supports outside the level of ``sources[k0]``: those taken, the
+    explicit sources' next R and the other streams' heads (for the rank bound on tau)."""
     known = list(out_sc)
     for k, other in enumerate(sources):
         if k == k0:
@@ -369,18 +377,34 @@ def _threshold_level(trial, name, center, stream, out_sc, sources, k0, R, node_l
             known.append(other.sc[other.i:other.i + R])
         elif other.current is not None:
             known.append(np.array([other.current[0]]))
-    known = np.concatenate(known) if known else np.empty(0)
+    return np.concatenate(known) if known else np.empty(0)
+
+
+def _native_threshold(sess) -> bool:
+    """Whether the session enumerates a root directly (else one oracle call per member)."""
+    return getattr(sess, "supports_below", None) is not None and not getattr(sess, "threshold_by_calls", False)
+
+
+def _threshold_level(trial, name, center, t, taken, known, R, node_limit, max_count, calls_left,
+                     threshold=math.inf, workers=1):
+    """All members of level t, except those ``taken``, that can still be in the top-R list.
+
+    ``threshold``: an upper bound on the final R-th score (the seeded bar). ``known``: scores
+    of distinct supports outside the level's remaining members (:func:`_known_scores`); with
+    ``rank = R`` the session lowers tau to the R-th smallest of these and the level members
+    it finds. A session with a direct enumeration is asked once per root
+    (:func:`threshold_by_roots`); a call-based one once for the level.
+    """
     sess = trial.oracle(name)
-    kw = dict(overlap=(center, trial.s - stream.t), exclude=np.array(stream.taken).reshape(-1, trial.s),
+    kw = dict(overlap=(center, trial.s - t), exclude=np.array(taken, dtype=np.int64).reshape(-1, trial.s),
               rank=R, known_scores=known, **_limit(node_limit))
-    native = getattr(sess, "supports_below", None)
-    if native is None or getattr(sess, "threshold_by_calls", False):
+    if not _native_threshold(sess):
         # Call-based (ThresholdByCalls): one oracle call per member, within the extra-call budget.
         return supports_below_by_calls(sess, threshold, max_count=max(0, calls_left), **kw)
     del kw["overlap"]
     # no short first search per root (few_by_calls): since the threshold search screens a root as
     # an optimum call does, the calls' detour only repeated its work (chowdary: 10 roots x 1 000 nodes)
-    return threshold_by_roots(sess, center, stream.t, threshold, max_count=max_count, workers=workers, **kw)
+    return threshold_by_roots(sess, center, t, threshold, max_count=max_count, workers=workers, **kw)
 
 
 def _levels(S, center) -> np.ndarray:
@@ -400,169 +424,3 @@ def _rth_bound(out_sc, new_sc, sources, R) -> float:
     if len(allsc) < R:
         return math.inf
     return float(np.partition(allsc, R - 1)[R - 1])
-
-
-
-
-# --------------------------------------------------------------------------- seeded bar, per-root enumeration
-
-#: Nodes of a root's first threshold search when stalled roots with few members may switch to
-#: optimum calls (:func:`threshold_by_roots` with ``few_by_calls > 0``; the merge no longer asks).
-ROOT_FIRST_NODES = 1_000
-
-
-
-def seed_bar(trial, singles, R: int, per_level: int | None = None):
-    """An upper bound U on the final R-th score from cheap, distinct candidate supports.
-
-    Candidates: S1, all single swaps and, for each level t >= 2, the members whose t added
-    features come from the pool of the M outside features with the best single swaps (M as
-    large as ``per_level`` supports allow; the whole level when it fits). They are distinct
-    supports with exact scores (the shared score), so their R-th smallest score is >= the
-    R-th smallest over all supports: a valid bar for every threshold enumeration.
-
-    Parameters
-    ----------
-    trial : dpbench.bench.trial.Trial
-    singles : SingleSwaps
-        S1 and its single swaps, sorted by (score, support).
-    R : int
-    per_level : int, optional
-        Supports scored per level (default :data:`SEED_SUPPORTS`).
-
-    Returns
-    -------
-    U : float
-        The R-th smallest candidate score widened by the tie window (:func:`tie_bar`, relative
-        1e-9, far above batch-to-batch rounding); inf when fewer than R candidates.
-    scored : int
-        Supports scored for the levels t >= 2 (work count, deterministic).
-    """
-
-    per_level = SEED_SUPPORTS if per_level is None else int(per_level)
-    p, s, center = trial.p, trial.s, singles.center
-    vals = np.concatenate([[singles.center_score], singles.scores])
-    scored = 0
-    for t in range(2, max_level(p, s) + 1):
-        pool = seeded_pool(trial, singles, t, per_level)
-        if pool is None:
-            continue
-        for _, sc in _level_chunks(trial, center, t, pool):
-            scored += len(sc)
-            vals = np.concatenate([vals, sc])
-            if vals.size > 4 * R:
-                vals = np.partition(vals, R - 1)[:R]
-    if vals.size < R:
-        return math.inf, scored
-    # Widened by the tie window: a support's score differs in the last bits between batches
-    # (here and in a later rescoring), and a bar 1 ulp too low would lose the R-th support.
-    return float(tie_bar(float(np.partition(vals, R - 1)[R - 1]))), scored
-
-
-def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(), rank: int | None = None,
-                       known_scores=(), node_limit: int | None = None,
-                       max_count: int = THRESHOLD_MAX_COUNT, few_by_calls: int = 0, workers: int = 1) -> ThresholdResult:
-    """Every member of swap level t (``|S ∩ center| = s - t``) with score <= tau, root by root.
-
-    The level is the disjoint union of its C(s, s - t) roots (kept subset K of ``center``
-    fixed in, ``center \\ K`` fixed out, t features from the rest). Each root is one
-    :meth:`~dpbench.api.OracleSession.supports_below` call with its own ``node_limit``, all
-    with the same start: tau = ``threshold`` and the same ``known_scores``; with ``rank``, each
-    call lowers its own tau with the R-th smallest of these and its members. Since no root's
-    call depends on another's, they may run on ``workers`` processes
-    (:func:`~dpbench.core.toplist.parallel.map_calls`) with results, node counts and
-    certification independent of ``workers``; the union is then cut at the smallest of the
-    roots' taus and the R-th smallest of ``known_scores`` and all members found (each a valid
-    upper bound on the R-th score of the whole list).
-
-    Parameters
-    ----------
-    session : OracleSession
-    center : int array of shape (s,)
-    t : int
-        Level, 1 <= t <= s.
-    threshold : float
-    exclude : sequence of supports
-        Members not to return (already taken); each lies in exactly one root.
-    rank, known_scores, node_limit
-        As for :meth:`~dpbench.api.OracleSession.supports_below`.
-    max_count : int
-        Most supports a root may hold, and in all (more: uncertified, status "max_count").
-    few_by_calls : int
-        When > 0, each root's threshold search first gets at most :data:`ROOT_FIRST_NODES`
-        nodes; a root it leaves uncertified with at most ``few_by_calls`` members found is
-        redone by :func:`~dpbench.core.oracle.threshold.supports_below_by_calls` (one optimum call
-        per member, ``node_limit`` each, at most ``4 few_by_calls`` members, else the threshold
-        search after all), any other by the threshold search with ``node_limit``. (Before the
-        threshold search screened its roots as an optimum call does, Khan, Lambda = 10, level 5
-        kept a rest bound of 3.61 against tau = 4.28 after 60 000 nodes while each optimum call
-        certified in 540-700 nodes.)
-    workers : int
-        Processes for the roots (1: in this process).
-
-    Returns
-    -------
-    ThresholdResult
-        The union over roots, filtered to the final tau; certified iff every root's call is;
-        ``lower_bound`` the smallest root bound (and the smallest member dropped by the final
-        tau); ``nodes`` and ``calls`` summed.
-    """
-    center = np.sort(np.asarray(center, dtype=np.int64))
-    s = center.size
-    ex = np.asarray(exclude, dtype=np.int64).reshape(-1, s)
-    known = np.asarray(known_scores, dtype=np.float64).ravel()
-    args = []
-    for K in itertools.combinations(center.tolist(), s - t):
-        K = np.array(K, dtype=np.int64)
-        mine = ex[np.isin(ex, K).sum(axis=1) == K.size] if len(ex) else ex
-        kw = dict(fixed_in=K, fixed_out=np.setdiff1d(center, K), exclude=list(mine), rank=rank, known_scores=known)
-        args.append((session, float(threshold), kw, node_limit, int(max_count), int(few_by_calls)))
-    results = map_calls(_one_root, args, workers)
-    tau, lower, certified, status, msg = float(threshold), math.inf, True, "complete", ""
-    nodes = calls = 0
-    seconds = 0.0
-    for res, (n_extra, c_extra, sec_extra) in results:
-        calls += int(res.calls) + c_extra
-        nodes += int(res.nodes) + n_extra
-        seconds += float(res.seconds) + sec_extra
-        tau = min(tau, float(res.threshold))
-        lower = min(lower, float(res.lower_bound))
-        if not res.certified:
-            certified = False
-            if status == "complete":
-                status, msg = res.status, res.message
-    S = np.concatenate([np.zeros((0, s), dtype=np.int64)] + [r.supports for r, _ in results])
-    sc = np.concatenate([np.zeros(0)] + [np.asarray(r.scores, dtype=np.float64) for r, _ in results])
-    # the roots' members are distinct supports outside known_scores: the pooled rank bound holds
-    tau = rank_threshold(tau, rank, known, sc)
-    keep = sc <= tau
-    if (~keep).any():  # found under a root's higher tau: not returned, so they bound the rest
-        lower = min(lower, float(sc[~keep].min()))
-    S, sc = S[keep], sc[keep]
-    if len(sc) > max_count:
-        certified, status, lower = False, "max_count", -math.inf
-        msg = f"more than max_count = {max_count} supports"
-    order = lex_order(sc, S)
-    msg = msg or f"threshold enumeration over {math.comb(s, s - t)} roots, {nodes} nodes"
-    return ThresholdResult(S[order], sc[order], certified, float(lower), float(tau), status, calls, nodes, seconds, msg)
-
-
-def _one_root(session, tau, kw, node_limit, max_count, few_by_calls):
-    """One root of :func:`threshold_by_roots`: (ThresholdResult, (nodes, calls, seconds) of abandoned attempts)."""
-    first = node_limit if node_limit is None or not few_by_calls else min(int(node_limit), ROOT_FIRST_NODES)
-    res = session.supports_below(tau, node_limit=first, max_count=max_count, **kw)
-    if not res.certified and res.status == "work_limit" and first != node_limit:
-        # The first, short search stalled: its nodes are counted, not reused.
-        extra = (int(res.nodes), 0, float(res.seconds))
-        if len(res.scores) <= few_by_calls:
-            # Few members: list them one optimum call at a time (each takes the session's strongest
-            # path on its root), the last call proving the rest above tau.
-            res = supports_below_by_calls(session, tau, max_count=min(max_count, 4 * few_by_calls),
-                                          node_limit=node_limit, **kw)
-            if res.status == "max_count" and max_count > 4 * few_by_calls:  # more members than it looked
-                extra = (extra[0], int(res.calls), extra[2] + float(res.seconds))
-                res = session.supports_below(tau, node_limit=node_limit, max_count=max_count, **kw)
-        else:
-            res = session.supports_below(tau, node_limit=node_limit, max_count=max_count, **kw)
-        return res, extra
-    return res, (0, 0, 0.0)
