@@ -250,9 +250,12 @@ FOOTNOTE = ("trials: k/N when the row holds k of the setting's N trials (the gua
             "preparation of this method (ε-independent; oracle work shared by methods of a trial is charged to the "
             "first that needs it) · trial s: median preparation of all methods of a trial (shared work once) "
             "· ms/draw: median time per private draw · fail/unc.: failed and uncertified trials, never "
-            "averaged in · TOP/GREAT/GOOD (Markdown and HTML tables, with a ranked reference: sis or lasso): share of draws that are the "
-            "reference top-s / hold its top s/10 with the rest in its top 11s/10 / hold its top s/100 with the rest "
-            "in its top 3s/2 (swope2024 Figure 8)")
+            "averaged in")
+
+#: Appended to :data:`FOOTNOTE` only when a row has the rates (a ranked reference: sis or lasso).
+RANK_NOTE = (" · TOP/GREAT/GOOD (Markdown and HTML tables): share of draws that are the reference top-s / hold "
+             "its top s/10 with the rest in its top 11s/10 / hold its top s/100 with the rest in its top 3s/2 "
+             "(swope2024 Figure 8)")
 
 
 ESTIMATION_NOTE = (" · with --estimate: ε is the budget of the pair (support, coefficients), split into "
@@ -276,9 +279,11 @@ def preprocessing_note(sf) -> str:
 
 
 def footnote(sf, interval: str) -> str:
-    """The table's footnote: the preprocessing note (†) first when a row has one, and the
-    estimation note when the summary has estimation metrics."""
+    """The table's footnote: the preprocessing note (†) first when a row has one, the
+    TOP/GREAT/GOOD legend when a row has those rates, and the estimation note when the
+    summary has estimation metrics."""
     return (preprocessing_note(sf) + FOOTNOTE.format(interval=interval)
+            + (RANK_NOTE if has_rank_metrics(sf) else "")
             + (ESTIMATION_NOTE if estimation_columns(sf) else ""))
 
 

@@ -227,6 +227,13 @@ def test_rows_carry_rank_metrics_for_ranked_references():
                             "draws": 5})
     row = run_trial(sim, plan(sim)[0])[0]
     assert row["rank_top"] is None and row["rank_great"] is None and row["rank_good"] is None
+    # the table's legend explains TOP/GREAT/GOOD only where a row has them
+    from dpbench.bench.results.frame import frame_from_rows
+    from dpbench.bench.results.summary import summary_frame
+    from dpbench.cli.tables import footnote
+
+    assert "TOP/GREAT/GOOD" in footnote(summary_frame(frame_from_rows(rows)), "wilson")
+    assert "TOP/GREAT/GOOD" not in footnote(summary_frame(frame_from_rows([row])), "wilson")
 
 
 def test_a_database_from_before_the_rank_columns_is_extended_not_refused(tmp_path):
