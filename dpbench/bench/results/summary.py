@@ -203,8 +203,9 @@ def _reduce(ok, column: str, how: str, name: str, scale: float = 1.0, interval: 
     v = ok[column]
     if how == "rate":  # pooled over all draws of the ok trials (see the module docstring)
         # a trial without the rate (no certified bss reference to score against) adds no draws
-        scored = ok[_numeric(v).notna()]
-        v = _numeric(v).dropna()
+        v = _numeric(v)
+        scored = ok[v.notna()]
+        v = v.dropna()
         succ = int((v * scored["n_draws"].astype("float64")).round().fillna(0).sum()) if len(scored) else 0
         total = int(scored["n_draws"].fillna(0).sum()) if len(scored) else 0
         if interval == "bootstrap":

@@ -271,14 +271,33 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, nod
                 tied_sc.append(sc[ok])
             if not tied_S:
                 return OracleResult(None, math.inf, math.inf, "infeasible", 0, time.perf_counter() - t0, CLOSED_FORM)
-            S, sc = np.concatenate(tied_S), np.concatenate(tied_sc)
-            ok = sc <= tie_bar(float(sc.min()))
-            best_S = lexmin(S[ok])  # canonical among ties (TIE_RTOL), as every oracle backend
-            best_sc = float(sc[ok][np.flatnonzero((S[ok] == best_S).all(axis=1))[0]])
+            best_S, best_sc = canonical_minimum(np.concatenate(tied_S), np.concatenate(tied_sc))
             return OracleResult(best_S, best_sc, best_sc, "optimal", 0, time.perf_counter() - t0, CLOSED_FORM)
         return _level_by_oracle(trial.oracle(name), center, trial.s - t, node_limit)
 
     return trial.shared(("swap_level", name, int(t)), compute)
+
+
+def canonical_minimum(supports, scores):
+    """The canonical minimum of scored supports: the lexicographically smallest support among
+    those tied (:func:`~dpbench.core.oracle.limits.tie_bar`) with the smallest score, as every
+    oracle backend returns it.
+
+    Parameters
+    ----------
+    supports : ndarray of shape (B, s), int64, rows sorted, B >= 1
+    scores : ndarray of shape (B,), float64
+
+    Returns
+    -------
+    support : ndarray of shape (s,), int64
+    score : float
+        Its score as given.
+    """
+    S, sc = np.asarray(supports, dtype=np.int64), np.asarray(scores, dtype=np.float64)
+    ok = sc <= tie_bar(float(sc.min()))
+    best = lexmin(S[ok])
+    return best, float(sc[ok][np.flatnonzero((S[ok] == best).all(axis=1))[0]])
 
 
 def level_minimum_from_list(trial, solver, t: int, listing):
@@ -312,8 +331,7 @@ def level_minimum_from_list(trial, solver, t: int, listing):
     bar = tie_bar(float(sc.min()))
     if not (bar <= float(listing.threshold) or float(listing.lower_bound) > bar):
         return None  # a support tied with the minimum could be among those not listed
-    tied = np.sort(np.asarray(listing.supports, dtype=np.int64)[sc <= tie_bar(float(sc.min()))], axis=1)
-    best = lexmin(tied)
+    best, _ = canonical_minimum(np.sort(np.asarray(listing.supports, dtype=np.int64), axis=1), sc)
     objective = float(trial.score(best[None, :])[0])  # recomputed with the shared score, as an oracle's
     return trial.shared(("swap_level", solver_name(trial, solver), int(t)),
                         lambda: OracleResult(best, objective, objective, "optimal", 0, 0.0, FROM_THRESHOLD))

@@ -45,9 +45,8 @@ def seed_bar(trial, singles, R: int, per_level: int | None = None, level_best: d
 
     Parameters
     ----------
-    trial : dpbench.bench.trial.Trial
-    singles : SingleSwaps
-        S1 and its single swaps, sorted by (score, support).
+    trial, singles
+        As for :func:`~dpbench.core.toplist.levels.seeded_pool`.
     R : int
     per_level : int, optional
         Supports scored per level (default :data:`SEED_SUPPORTS`).
