@@ -192,3 +192,42 @@ def test_map_calls_keeps_order_raises_and_stays_serial_where_it_cannot_fork(monk
     monkeypatch.setattr(parallel, "can_fork", lambda: False)  # e.g. inside a daemonic dask worker
     assert parallel.usable_workers(2, 6) == 1
     assert parallel.map_calls(_square_or_fail, [(2,), (6,)], workers=2) == [4, 36]
+
+
+def test_inside_a_dask_task_the_roots_become_cluster_tasks_with_the_serial_answer():
+    """Issue 22, item 3: under ``--backend dask`` a level's roots spread over the cluster's workers
+    (one task per root, at most ``workers`` at a time) and give the serial answer, node counts included."""
+    import functools
+    import operator
+
+    distributed = pytest.importorskip("dask.distributed")
+    from dpbench.core.toplist import parallel
+
+    trial = highs_trial(copies_problem(2, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    session = trial.oracle("highs")
+    args = (center, 2, float(sc[60]))
+    kw = dict(rank=30, known_scores=sc[:3], node_limit=10_000)
+    serial = _roots.threshold_by_roots(session, *args, workers=1, **kw)
+    assert not parallel.in_dask_task()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        with distributed.get_task_stream(client) as stream:
+            # (client.submit's own ``workers`` keyword places tasks: the call's goes through partial)
+            call = functools.partial(_roots.threshold_by_roots, workers=2, **kw)
+            spread = client.submit(call, session, *args, pure=False).result()
+        roots = [t for t in stream.data if str(t["key"]).startswith("_call-")]
+        assert len({t["key"] for t in roots}) == math.comb(4, 2)  # one cluster task per root
+        squares = client.submit(functools.partial(parallel.map_calls, workers=3), operator.mul,
+                                [(i, i) for i in (5, 1, 4, 2)], pure=False)
+        assert squares.result() == [25, 1, 16, 4]  # argument order, whatever finished first
+        failing = client.submit(functools.partial(parallel.map_calls, workers=2), operator.truediv,
+                                [(1, 1), (1, 0), (2, 1)], pure=False)
+        with pytest.raises(ZeroDivisionError):
+            failing.result()
+    assert spread.certified and serial.certified
+    np.testing.assert_array_equal(spread.supports, serial.supports)
+    np.testing.assert_array_equal(spread.scores, serial.scores)
+    assert (spread.nodes, spread.calls, spread.threshold, spread.lower_bound) == \
+        (serial.nodes, serial.calls, serial.threshold, serial.lower_bound)

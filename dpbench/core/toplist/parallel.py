@@ -9,22 +9,28 @@ node counts and the certification are the same for any ``workers`` and any sched
 Processes, not threads: a node's Python-level work holds the GIL. ``fork`` copies the trial's
 session (its score, Gram-row and cut caches) without pickling it; the children only compute,
 and what a threshold search changes in a session is caches, so running a call in a child or
-in the caller gives the same result. Where forking is unavailable or unsafe -- no ``fork``
-start method (Windows), a daemonic process (a dask or multiprocessing worker may not have
-children), a thread other than the main one (a dask worker's task threads) -- the calls run
-one after another, with the same results.
-The number of processes is bounded by ``workers``, the number of calls and the machine's
-CPU count.
+in the caller gives the same result. The number of processes is bounded by ``workers``, the
+number of calls and the machine's CPU count.
+
+Inside a task of a dask.distributed cluster (``dpbench compare --backend dask``) the calls
+become tasks of that cluster instead (issue 22, item 3: a trial's subtrees spread over the
+cluster's workers): the function and its arguments are sent once (pickled: the session with
+its caches, as a fork would copy it), at most ``workers`` of the calls run at a time, and the
+task that asked waits outside the worker's thread pool (``distributed.worker_client``), so
+its slot serves the calls. Elsewhere where forking is unavailable or unsafe -- no ``fork``
+start method (Windows), a daemonic process (a multiprocessing worker may not have children),
+a thread other than the main one -- the calls run one after another, with the same results.
 """
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["can_fork", "map_calls", "usable_workers"]
+__all__ = ["can_fork", "in_dask_task", "map_calls", "usable_workers"]
 
 #: (function, argument tuples) of the running map, read by the forked children.
 _TASK = None
@@ -33,6 +39,58 @@ _TASK = None
 def _run(i):
     fn, args = _TASK
     return fn(*args[i])
+
+
+def _call(payload, i):
+    """Call ``i`` of a map spread over a dask cluster (``payload`` = (function, argument tuples))."""
+    fn, args = payload
+    return fn(*args[i])
+
+
+def in_dask_task() -> bool:
+    """Whether this code runs in a task of a dask.distributed worker (False without dask installed)."""
+    try:
+        from distributed import get_worker
+    except ImportError:
+        return False
+    try:
+        get_worker()
+    except ValueError:  # "No worker found": not inside a task
+        return False
+    return True
+
+
+def _map_on_dask(fn, args, workers: int) -> list:
+    """``[fn(*a) for a in args]`` as tasks of the dask cluster running the current task.
+
+    At most ``workers`` calls are submitted at a time; the results come back in argument
+    order, and the first call that raised re-raises here (the calls not yet finished are
+    cancelled).
+    """
+    from distributed import as_completed, worker_client
+
+    with worker_client() as client:  # secede: this task's thread slot serves the calls meanwhile
+        [payload] = client.scatter([(fn, args)], hash=False)
+        order = iter(range(len(args)))
+        index = {}
+
+        def submit(i):
+            fut = client.submit(_call, payload, i, pure=False)
+            index[fut.key] = i
+            return fut
+
+        running = as_completed([submit(i) for i in itertools.islice(order, workers)])
+        results = [None] * len(args)
+        try:
+            for fut in running:
+                results[index[fut.key]] = fut.result()  # re-raises the call's exception
+                nxt = next(order, None)
+                if nxt is not None:
+                    running.add(submit(nxt))
+        except BaseException:
+            client.cancel(list(running.futures))
+            raise
+        return results
 
 
 def can_fork() -> bool:
@@ -59,12 +117,14 @@ def map_calls(fn, args, workers: int = 1) -> list:
         caller's objects: a child's changes are not seen by the caller).
     args : sequence of tuple
     workers : int
-        Most processes to use (see :func:`usable_workers`); 1 runs in this process.
+        Most processes to use (see :func:`usable_workers`); 1 runs in this process. Inside a
+        dask task, the most calls running at a time on the cluster (not capped by this
+        machine's CPU count: the cluster's workers bound them).
 
     Returns
     -------
     list
-        The results in the order of ``args`` (pickled back from the children).
+        The results in the order of ``args`` (pickled back from the children or the cluster).
 
     Raises
     ------
@@ -73,6 +133,8 @@ def map_calls(fn, args, workers: int = 1) -> list:
     """
     global _TASK
     args = list(args)
+    if min(int(workers), len(args)) > 1 and in_dask_task():
+        return _map_on_dask(fn, args, min(int(workers), len(args)))
     n = usable_workers(workers, len(args))
     if n == 1:
         return [fn(*a) for a in args]

@@ -152,8 +152,8 @@ class TopR(BatchLogProb, Selector):
                             "that reaches it leaves the trial uncertified unless its proven lower bound "
                             "clears the R-th score", int),
         "workers": Param(2, "processes for the roots of a swap level's threshold enumeration (capped at the "
-                         "CPU count; the list, its certification and the node counts are the same for any "
-                         "value; 1 = this process only)", int),
+                         "CPU count; under --backend dask: cluster tasks at a time; the list, its "
+                         "certification and the node counts are the same for any value; 1 = this process only)", int),
     }
 
     def _resolve_r(self, p, s):
