@@ -89,11 +89,11 @@ def test_gershgorin_floor_never_exceeds_the_radius_used(seed, rho):
 def test_node_bounds_from_universe_tops_are_valid_on_random_nodes(seed, r):
     """R0(F) - node <= R(F ∪ T) and R0(F) - per[j] <= R(F ∪ T) for j in T, every T ⊂ C ⊂ universe."""
     s = 4
-    score = _problem(seed, n=150, p=24, lam=1.0, r=r)
+    score = _problem(seed, n=150, p=48, lam=1.0, r=r)
     ridge = RidgeScore(score.X, score.y, lam=score.lam, r=np.inf)
     rng = np.random.default_rng(seed)
     sess = _session(score, s)
-    U = np.sort(rng.choice(score.p, 12, replace=False))  # at most p / 2: a proper universe
+    U = np.sort(rng.choice(score.p, 12, replace=False))  # at most p / 4: a proper universe
     sess._ensure_tops(U)
     assert sess._tops_in is not None and sess._tops_in.sum() == U.size
     checked = 0
@@ -117,6 +117,31 @@ def test_node_bounds_from_universe_tops_are_valid_on_random_nodes(seed, r):
                 has = (T == C[j]).any(axis=1)
                 assert np.all(R0 - per[j] <= vals[has] + 1e-9 * np.abs(vals[has]))
     assert checked >= 3  # the bound was finite (rho < 1) on enough nodes to test something
+
+
+def test_a_search_universe_gets_its_own_tops_whatever_ran_before():
+    """Issue 22: the node bounds of a search depend on its universe alone, not on earlier calls, so a
+    root searched in a forked child or a cluster task has the bounds it has in the caller."""
+    from dpbench.core.oracle.bounds import gram_row_tops
+
+    score = _problem(0, n=60, p=40, lam=1.0, r=np.inf)
+    q = 3
+    small, big = np.arange(8), np.arange(30)
+    fresh, used = _session(score, q + 1), _session(score, q + 1)
+    used._ensure_tops(big)  # more than p / 4: the tops over all p
+    assert used._tops_in is None
+    np.testing.assert_array_equal(used._tops, gram_row_tops(score, q))
+    used._ensure_tops(small)  # covered by the tops over all p, yet it gets its own (stronger) ones
+    fresh._ensure_tops(small)
+    np.testing.assert_array_equal(used._tops, fresh._tops)
+    np.testing.assert_array_equal(fresh._tops[small], gram_row_tops(score, q, universe=small)[small])
+    assert np.all(fresh._tops[small] <= gram_row_tops(score, q)[small])
+    # a copy's tops over all p are adopted and reused, not recomputed
+    assert fresh.data_caches() == {}
+    fresh.adopt_data_caches(used.data_caches())
+    assert fresh._tops_cache["all"] is used._tops_cache["all"]
+    fresh._ensure_tops(big)
+    assert fresh._tops is used._tops_cache["all"]
 
 
 @pytest.mark.parametrize("lam,r", [(0.1, 1.1), (1.0, np.inf), (10.0, 0.3), (120.0, 1.1)])

@@ -139,6 +139,23 @@ class OracleSession(abc.ABC):
         ThresholdResult
         """
 
+    def data_caches(self) -> dict:
+        """Caches that are pure functions of the data (no call history), to hand to a copy.
+
+        A search run on a copy of the session (a forked process, a cluster task) returns
+        them, and :meth:`adopt_data_caches` installs them here, so the work is not repeated:
+        adopting one changes no answer, bound or node count. The default has none.
+
+        Returns
+        -------
+        dict
+            Name -> array; empty by default.
+        """
+        return {}
+
+    def adopt_data_caches(self, caches: dict) -> None:
+        """Install caches from :meth:`data_caches` of a copy of this session (default: ignore them)."""
+
 
 @dataclass
 class ThresholdResult:

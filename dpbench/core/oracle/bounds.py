@@ -226,7 +226,8 @@ class NodeBounds:
 
     A mixin of :class:`~dpbench.core.oracle.session.OASession`: it uses ``score``, ``s``,
     ``cuts``, ``screen``, ``screen_cuts`` and the caches the session creates
-    (``_row_cache``/``_row_cap``, ``_fcuts``/``_fdiag``/``_fcut_cap``, ``_tops``/``_tops_in``, ``_all``).
+    (``_row_cache``/``_row_cap``, ``_fcuts``/``_fdiag``/``_fcut_cap``, ``_tops``/``_tops_in``/``_tops_cache``/
+    ``_tops_universe``, ``_all``).
     """
 
     #: Partial-support quantities from the compiled kernel (:mod:`~dpbench.core.oracle.node_kernels`);
@@ -372,7 +373,7 @@ class NodeBounds:
         ``|M_ik| <= |x_i^T x_k| + sqrt(a_i a_k)`` with ``a_i = g_iF^T (G_FF + lam I)^{-1} g_iF
         = ||x_i||^2 + lam - M_ii >= 0`` (Cauchy-Schwarz in the (G_FF + lam I)^{-1} inner
         product), so ``rowsum_i = E[i, m-2] + (m - 1) sqrt(a_i max_C a)`` with E from
-        :func:`gram_row_tops` (computed once per session).
+        :func:`gram_row_tops` (of the search's universe, :meth:`_ensure_tops`).
 
         Returns
         -------
@@ -385,7 +386,9 @@ class NodeBounds:
         if sc.p > GERSHGORIN_MAX_P:
             return R0, h, np.inf, np.full(C.size, np.inf), np.inf
         Md = self._fdiag[tuple(np.asarray(F).tolist())]
-        self._ensure_tops(C)
+        if not self._tops_cover(C):
+            U = self._tops_universe  # the running search's candidates
+            self._ensure_tops(C if U is None else U)
         hC, MC = h[C], Md[C]
         aC = np.maximum(sc.col_sq[C] + sc.lam - MC, 0.0)
         rowsum = self._tops[C, m - 2] + (m - 1) * np.sqrt(aC * aC.max())
@@ -412,25 +415,53 @@ class NodeBounds:
         sums = _row_tops(G, m - 1).sum(axis=1)
         return float(np.max(sums / np.sqrt(Md[top] * Md[C].min())))
 
-    def _ensure_tops(self, U):
-        """Make ``self._tops`` (:func:`gram_row_tops`, q = s - 1) valid for every support inside U.
+    #: A search universe of at most this fraction of p gets the tops over itself (O(n |U|^2), at
+    #: most 1/16 of the full computation); a larger one the tops over all p (once per session).
+    TOPS_OWN_UNIVERSE = 0.25
+    #: Restricted universes whose tops a session keeps.
+    TOPS_CACHED = 8
 
-        The cached tops are kept while their universe covers U; otherwise they are recomputed
-        over U plus the old universe (over all p once that is more than half of p), so a
-        session computes them a few times at most.
+    def _ensure_tops(self, U):
+        """Make ``self._tops`` the :func:`gram_row_tops` (q = s - 1) of the search universe U.
+
+        They are a function of the data and U alone, whatever ran before in the session or
+        in another process (so a root's bounds are the same in a forked child, a cluster task
+        or the caller): over U itself when ``|U| <= TOPS_OWN_UNIVERSE p``, else over all p.
+        Each universe's tops are computed once (the full ones for the session's life, the
+        last :attr:`TOPS_CACHED` restricted ones kept). A search calls this with the union of
+        its roots' candidates; its nodes' candidate sets lie inside it.
         """
         sc = self.score
-        U = np.asarray(U, dtype=np.int64)
-        if self._tops is not None and (self._tops_in is None or self._tops_in[U].all()):
-            return
-        grow = np.zeros(sc.p, dtype=bool)
-        grow[U] = True
-        if self._tops_in is not None:
-            grow |= self._tops_in
-        if grow.sum() > sc.p // 2:
-            self._tops, self._tops_in = gram_row_tops(sc, max(1, self.s - 1)), None
+        U = np.unique(np.asarray(U, dtype=np.int64))
+        key = "all" if U.size > self.TOPS_OWN_UNIVERSE * sc.p else U.tobytes()
+        cache = self._tops_cache
+        if key not in cache:
+            q = max(1, self.s - 1)
+            cache[key] = gram_row_tops(sc, q) if key == "all" else gram_row_tops(sc, q, universe=U)
+            restricted = [k for k in cache if k != "all"]
+            for old in restricted[:-self.TOPS_CACHED]:
+                del cache[old]
+        self._tops = cache[key]
+        if key == "all":
+            self._tops_in = None
         else:
-            self._tops, self._tops_in = gram_row_tops(sc, max(1, self.s - 1), universe=np.flatnonzero(grow)), grow
+            self._tops_in = np.zeros(sc.p, dtype=bool)
+            self._tops_in[U] = True
+
+    def _tops_cover(self, C) -> bool:
+        """Whether ``self._tops`` holds for every support inside C."""
+        return self._tops is not None and (self._tops_in is None or bool(self._tops_in[C].all()))
+
+    def data_caches(self) -> dict:
+        """The tops over all p when computed (:meth:`OracleSession.data_caches`)."""
+        full = self._tops_cache.get("all")
+        return {} if full is None else {"gram_row_tops": full}
+
+    def adopt_data_caches(self, caches: dict) -> None:
+        """Install tops over all p computed by a copy of this session (:meth:`data_caches`)."""
+        full = caches.get("gram_row_tops")
+        if full is not None and "all" not in self._tops_cache:
+            self._tops_cache["all"] = full
 
     def _score_with(self, F, C, A, GCC=None, cutoff=np.inf):
         """Scores of the supports F ∪ C[A_row] (A: (B, m) indices into C) from cached Gram rows.

@@ -235,6 +235,11 @@ class BranchAndBound:
         # (relaxation.py), warm the parent's primal (W, beta_W) of the "prox" relaxation (or None).
         heap = [(-np.inf, next(tick), F, C, 0, m, None) for F, C, m in roots(cons)]
         heapq.heapify(heap)
+        # The Gram-row tops of the node bounds are those of this search's universe (computed at the
+        # first node that needs them), never a larger set left by an earlier call: a search's bounds
+        # do not depend on what ran before it, here or in another process.
+        self._tops = None
+        self._tops_universe = np.concatenate([e[3] for e in heap]) if heap else None
         pruned = np.inf  # smallest bound of anything discarded by bound
         nodes = 0
         bar = target.bar

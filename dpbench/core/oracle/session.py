@@ -77,8 +77,10 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         # Cuts built at partial supports F (branch-and-bound nodes), memory-capped.
         self._fcuts: dict[tuple, tuple] = {}
         self._fdiag: dict[tuple, np.ndarray] = {}  # Schur diagonals M_bb of the same F
-        self._tops = None  # gram_row_tops(score, s - 1), computed on first use
+        self._tops = None  # gram_row_tops(score, s - 1) of the running search's universe
         self._tops_in = None  # the universe of _tops as a bool mask (None: all p features)
+        self._tops_cache: dict = {}  # universe key (bytes, or "all") -> gram_row_tops
+        self._tops_universe = None  # candidates of the running branch and bound (its tops' universe)
         self._row_cache: dict[int, np.ndarray] = {}
         self._row_cap = max(64, int(self.max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
         self._fcut_cap = max(16, int(self.max_cut_mb * 2**20 / 4 // (8 * max(score.p, 1))))
@@ -495,8 +497,8 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         """
         sub = ConstraintSet.build(self.score.p, self.s, cons.exclude, None, cons.fixed_in,
                                   np.setdiff1d(self._all, cand))
-        self._ensure_tops(cand)
         F = np.asarray(cons.fixed_in, dtype=np.int64)
+        self._ensure_tops(np.setdiff1d(cand, F))  # the universe of the search below (same tops)
         if not self._ridge_node(F, np.setdiff1d(cand, F), self.s - F.size)[4] < 1.0:
             return S, ub, -np.inf, "work_limit", 0  # the root radius itself is >= 1: no search
         inner = Budget(min(self.gershgorin_nodes, budget.node_limit), budget.remaining())

@@ -144,10 +144,12 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
         kw = dict(fixed_in=K, fixed_out=np.setdiff1d(center, K), exclude=list(mine), rank=rank, known_scores=known)
         args.append((session, float(threshold), kw, node_limit, int(max_count), int(few_by_calls)))
     results = map_calls(_one_root, args, workers)
+    for _, _, caches in results:  # what a copy of the session computed from the data alone
+        session.adopt_data_caches(caches)
     tau, lower, certified, status, msg = float(threshold), math.inf, True, "complete", ""
     nodes = calls = 0
     seconds = 0.0
-    for res, (n_extra, c_extra, sec_extra) in results:
+    for res, (n_extra, c_extra, sec_extra), _ in results:
         calls += int(res.calls) + c_extra
         nodes += int(res.nodes) + n_extra
         seconds += float(res.seconds) + sec_extra
@@ -157,8 +159,8 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
             certified = False
             if status == "complete":
                 status, msg = res.status, res.message
-    S = np.concatenate([np.zeros((0, s), dtype=np.int64)] + [r.supports for r, _ in results])
-    sc = np.concatenate([np.zeros(0)] + [np.asarray(r.scores, dtype=np.float64) for r, _ in results])
+    S = np.concatenate([np.zeros((0, s), dtype=np.int64)] + [r.supports for r, _, _ in results])
+    sc = np.concatenate([np.zeros(0)] + [np.asarray(r.scores, dtype=np.float64) for r, _, _ in results])
     # the roots' members are distinct supports outside known_scores: the pooled rank bound holds
     tau = rank_threshold(tau, rank, known, sc)
     keep = sc <= tau
@@ -174,7 +176,13 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
 
 
 def _one_root(session, tau, kw, node_limit, max_count, few_by_calls):
-    """One root of :func:`threshold_by_roots`: (ThresholdResult, (nodes, calls, seconds) of abandoned attempts)."""
+    """One root of :func:`threshold_by_roots`: (ThresholdResult, (nodes, calls, seconds) of abandoned
+    attempts, the session's data caches for the caller to adopt when this ran on a copy)."""
+    res, extra = _search_root(session, tau, kw, node_limit, max_count, few_by_calls)
+    return res, extra, session.data_caches()
+
+
+def _search_root(session, tau, kw, node_limit, max_count, few_by_calls):
     first = node_limit if node_limit is None or not few_by_calls else min(int(node_limit), ROOT_FIRST_NODES)
     res = session.supports_below(tau, node_limit=first, max_count=max_count, **kw)
     if not res.certified and res.status == "work_limit" and first != node_limit:
