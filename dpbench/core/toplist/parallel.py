@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing as mp
 import os
+import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
@@ -48,13 +49,16 @@ def _call(payload, i):
 
 
 def in_dask_task() -> bool:
-    """Whether this code runs in a task of a dask.distributed worker (False without dask installed)."""
-    try:
-        from distributed import get_worker
-    except ImportError:
+    """Whether this code runs in a task of a dask.distributed worker.
+
+    A worker has imported ``distributed``; a process that has not is not one, and is spared
+    the import (about a second, and its logging set-up) on every run without dask.
+    """
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
         return False
     try:
-        get_worker()
+        distributed.get_worker()
     except ValueError:  # "No worker found": not inside a task
         return False
     return True
