@@ -144,7 +144,9 @@ class OracleSession(abc.ABC):
 
         A search run on a copy of the session (a forked process, a cluster task) returns
         them, and :meth:`adopt_data_caches` installs them here, so the work is not repeated:
-        adopting one changes no answer, bound or node count. The default has none.
+        adopting one changes no answer, bound or node count. The default has none; callers
+        treat both methods as optional (an object that only wraps ``solve`` and
+        ``supports_below`` hands nothing back).
 
         Returns
         -------

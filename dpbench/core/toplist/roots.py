@@ -144,8 +144,10 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
         kw = dict(fixed_in=K, fixed_out=np.setdiff1d(center, K), exclude=list(mine), rank=rank, known_scores=known)
         args.append((session, float(threshold), kw, node_limit, int(max_count), int(few_by_calls)))
     results = map_calls(_one_root, args, workers)
+    adopt = getattr(session, "adopt_data_caches", None)  # optional: a wrapper session may lack it
     for _, _, caches in results:  # what a copy of the session computed from the data alone
-        session.adopt_data_caches(caches)
+        if caches and adopt is not None:
+            adopt(caches)
     tau, lower, certified, status, msg = float(threshold), math.inf, True, "complete", ""
     nodes = calls = 0
     seconds = 0.0
@@ -179,7 +181,8 @@ def _one_root(session, tau, kw, node_limit, max_count, few_by_calls):
     """One root of :func:`threshold_by_roots`: (ThresholdResult, (nodes, calls, seconds) of abandoned
     attempts, the session's data caches for the caller to adopt when this ran on a copy)."""
     res, extra = _search_root(session, tau, kw, node_limit, max_count, few_by_calls)
-    return res, extra, session.data_caches()
+    caches = getattr(session, "data_caches", None)
+    return res, extra, ({} if caches is None else caches())
 
 
 def _search_root(session, tau, kw, node_limit, max_count, few_by_calls):
