@@ -37,15 +37,14 @@ __all__ = ["can_fork", "in_dask_task", "map_calls", "usable_workers"]
 _TASK = None
 
 
-def _run(i):
-    fn, args = _TASK
-    return fn(*args[i])
-
-
 def _call(payload, i):
-    """Call ``i`` of a map spread over a dask cluster (``payload`` = (function, argument tuples))."""
+    """Call ``i`` of a map (``payload`` = (function, argument tuples)), in a child or a cluster task."""
     fn, args = payload
     return fn(*args[i])
+
+
+def _run(i):
+    return _call(_TASK, i)  # forked children read the map from the copied module global
 
 
 def in_dask_task() -> bool:

@@ -179,10 +179,12 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
 
 def _one_root(session, tau, kw, node_limit, max_count, few_by_calls):
     """One root of :func:`threshold_by_roots`: (ThresholdResult, (nodes, calls, seconds) of abandoned
-    attempts, the session's data caches for the caller to adopt when this ran on a copy)."""
+    attempts, the data caches this root computed, for the caller to adopt when this ran on a copy)."""
+    caches = getattr(session, "data_caches", lambda: {})  # optional: a wrapper session may lack it
+    before = caches()
     res, extra = _search_root(session, tau, kw, node_limit, max_count, few_by_calls)
-    caches = getattr(session, "data_caches", None)
-    return res, extra, ({} if caches is None else caches())
+    # only what this root added: what the copy inherited is not sent back again
+    return res, extra, {k: v for k, v in caches().items() if k not in before}
 
 
 def _search_root(session, tau, kw, node_limit, max_count, few_by_calls):
