@@ -40,7 +40,7 @@ from dpbench.core.params import Configurable, Param, int_or_inf
 from dpbench.core.preparation import EpsilonCache, Memo, prepared_from_state, prepared_state
 from dpbench.core.privacy.accounting import ACCOUNTANTS, accounting_diagnostics, calibrate
 from dpbench.core.privacy.exponential import (check_epsilon, em_log_weights, gumbel_argmax, log_normalize,
-                                              sample_log_weights)
+                                              decided_by_bounds, inverse_cdf, probability_bounds, sample_log_weights)
 from dpbench.core.privacy.joint_topk import joint_log_normaliser, joint_log_prob, joint_sample, joint_table
 from dpbench.core.privacy.lipschitz import sample_members, select_class, utility_classes
 from dpbench.core.privacy.sensitivity import (correlation_sensitivity, gradient_sensitivity, l1_sensitivity,
@@ -80,11 +80,11 @@ __all__ = [
     "PackagedDataset", "Param", "PrivateEstimator", "Problem", "RidgeScore", "Selector", "Solver", "SolverLimitError",
     "ThresholdByCalls", "ThresholdResult", "TrialView", "UnknownNameError", "UserInputError", "accounting_diagnostics",
     "add_noise_at_snr", "break_ties", "calibrate", "check_epsilon", "check_k", "concordance", "correlation_sensitivity",
-    "dataset", "em_log_weights", "exponential_noise_peeling", "gradient_sensitivity", "gram_products",
-    "gumbel_argmax", "gumbel_top_k", "has_guarantee", "hookimpl", "int_or_inf", "iter_supports", "joint_log_normaliser",
+    "dataset", "decided_by_bounds", "em_log_weights", "exponential_noise_peeling", "gradient_sensitivity", "gram_products",
+    "gumbel_argmax", "gumbel_top_k", "has_guarantee", "hookimpl", "int_or_inf", "inverse_cdf", "iter_supports", "joint_log_normaliser",
     "joint_log_prob", "joint_sample", "joint_table", "kendall_ranks", "l1_sensitivity", "laplace_top_k",
     "laplace_top_k_log_prob", "lexmin", "log_binom", "log_normalize", "marginal_scores", "n_supports",
-    "peeling_log_prob", "pnf_peeling_log_prob", "prepared_from_state", "prepared_state", "sample_log_weights",
+    "peeling_log_prob", "pnf_peeling_log_prob", "prepared_from_state", "prepared_state", "probability_bounds", "sample_log_weights",
     "sample_members", "scale_for", "select_class", "sensitivity", "set_log_prob", "solve_blocks", "solve_l1_blocks",
     "sorted_rows", "strict_ranks", "support_ids", "support_index", "tie_bar", "toplist", "uniform_supports",
     "unrank_support", "utility_classes", "vote_sensitivity",

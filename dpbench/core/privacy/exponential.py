@@ -56,9 +56,26 @@ def log_normalize(log_weights) -> np.ndarray:
 def sample_log_weights(rng: np.random.Generator, log_weights, size: int) -> np.ndarray:
     """Draw ``size`` indices i with probability proportional to ``exp(log_weights[i])``.
 
-    Inverse-CDF sampling on the normalised probabilities, which are computed from the
-    log-weights after subtracting their maximum, so no weight overflows. Entries of
-    ``-inf`` have probability zero.
+    Inverse-CDF sampling (:func:`inverse_cdf`) of ``size`` uniform numbers from ``rng``.
+
+    Returns
+    -------
+    ndarray of shape (size,), int64
+    """
+    return inverse_cdf(log_weights, rng.random(size))
+
+
+def inverse_cdf(log_weights, u) -> np.ndarray:
+    """The indices that inverse-CDF sampling assigns to the uniform numbers ``u``.
+
+    The probabilities are normalised from the log-weights after subtracting their maximum, so
+    no weight overflows; index i takes the ``u`` with ``F(i - 1) <= u F(K - 1) < F(i)``, F the
+    cumulative sums. Entries of ``-inf`` have probability zero.
+
+    Parameters
+    ----------
+    log_weights : array_like of shape (K,), float64
+    u : ndarray of shape (size,), float64 in [0, 1)
 
     Returns
     -------
@@ -66,9 +83,117 @@ def sample_log_weights(rng: np.random.Generator, log_weights, size: int) -> np.n
     """
     lp = log_normalize(log_weights)
     cdf = np.cumsum(np.exp(lp))
-    u = rng.random(size) * cdf[-1]
-    idx = np.searchsorted(cdf, u, side="right")
+    idx = np.searchsorted(cdf, np.asarray(u, dtype=np.float64) * cdf[-1], side="right")
     return np.minimum(idx, len(cdf) - 1).astype(np.int64)
+
+
+#: Margin (absolute, on the CDF in [0, 1]) by which a uniform number must clear a bound on the
+#: CDF to count as decided: the CDFs are sums of at most a few dozen exponentials, computed to a
+#: few ulps (1e-15), so 1e-12 leaves a wide margin and costs a 2e-12 share of the draws.
+DECIDED_MARGIN = 1e-12
+
+
+def decided_by_bounds(log_lo, log_hi, u, idx) -> np.ndarray:
+    """Whether inverse-CDF sampling gives ``idx`` for ``u`` whatever the weights in a box.
+
+    The weights are known only to lie in a box, ``log_lo[i] <= log w[i] <= log_hi[i]`` (e.g. the
+    exponential mechanism on group minima R_t known only within certified bounds). A uniform
+    number u decides index i when ``F_hi(i - 1) <= u < F_lo(i)`` for the largest and smallest
+    possible values of the CDF at i - 1 and i over the box, which are
+
+        F_lo(i) = A_lo / (A_lo + B_hi),   F_hi(i) = A_hi / (A_hi + B_lo),
+
+    with A the sum of the weights at indices <= i and B of those above i (F increases in every
+    weight at or below i and decreases in every weight above it). Then :func:`inverse_cdf` with
+    the exact weights, whichever they are, picks i for that u: a decided draw is the exact
+    sampler's draw for the same random number (lazy sampling from refinable bounds, as in exact
+    sampling by "retrospective" refinement: Papaspiliopoulos & Roberts 2008, Biometrika 95(1)).
+    A margin of :data:`DECIDED_MARGIN` keeps rounding from deciding a draw.
+
+    Parameters
+    ----------
+    log_lo, log_hi : array_like of shape (K,), float64
+        Entrywise bounds on the log-weights, ``log_lo <= log_hi`` (-inf allowed: a weight that
+        may be, or is, zero).
+    u : ndarray of shape (size,), float64 in [0, 1)
+        The uniform numbers of the draws.
+    idx : ndarray of shape (size,), int64
+        The index each draw took (:func:`inverse_cdf` with any weights in the box).
+
+    Returns
+    -------
+    ndarray of shape (size,), bool
+        True where every weight vector in the box gives ``idx`` for ``u``.
+
+    Raises
+    ------
+    ValueError
+        Bounds of different shapes, or ``log_lo > log_hi`` somewhere.
+    """
+    lo = np.asarray(log_lo, dtype=np.float64)
+    hi = np.asarray(log_hi, dtype=np.float64)
+    if lo.shape != hi.shape or lo.ndim != 1 or np.any(lo > hi):
+        raise ValueError("log_lo and log_hi must be (K,) arrays with log_lo <= log_hi")
+    f_lo, f_hi = _cdf_bounds(lo, hi)
+    u = np.asarray(u, dtype=np.float64)
+    idx = np.asarray(idx, dtype=np.int64)
+    below = np.concatenate([[0.0], f_hi[:-1]])[idx]  # F_hi(i - 1); F(-1) = 0
+    above = f_lo[idx]  # F_lo(i); F(K - 1) = 1
+    return (u >= below + DECIDED_MARGIN * (idx > 0)) & (u < above - DECIDED_MARGIN * (idx < lo.size - 1))
+
+
+def _cdf_bounds(lo, hi):
+    """(F_lo, F_hi) of :func:`decided_by_bounds`, each of shape (K,), F(K - 1) = 1 exactly."""
+    K = lo.size
+
+    def lse(v):  # log of the sum of exp(v); -inf for no terms or only zero weights
+        return -np.inf if not v.size or np.isneginf(v).all() else float(logsumexp(v))
+
+    def prefix(v):  # log of the sum of exp(v[:i + 1]), i = 0 .. K - 1
+        return np.array([lse(v[:i + 1]) for i in range(K)])
+
+    def suffix(v):  # log of the sum of exp(v[i + 1:]), i = 0 .. K - 1 (-inf for the last)
+        return np.array([lse(v[i + 1:]) for i in range(K)])
+
+    def ratio(a, b):  # a / (a + b) from logs; 0 when a = -inf or b = +inf, 1 when b = -inf or a = +inf
+        with np.errstate(invalid="ignore"):
+            out = np.exp(a - np.logaddexp(a, b))
+        return np.where(np.isneginf(a) | np.isposinf(b), 0.0, np.where(np.isneginf(b) | np.isposinf(a), 1.0, out))
+
+    return ratio(prefix(lo), suffix(hi)), ratio(prefix(hi), suffix(lo))
+
+
+def probability_bounds(log_lo, log_hi) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on the probabilities ``w[i] / sum(w)`` over the box of :func:`decided_by_bounds`.
+
+    ``P(i)`` increases in ``w[i]`` and decreases in every other weight, so its extremes are
+    ``lo_i / (lo_i + sum_{k != i} hi_k)`` and ``hi_i / (hi_i + sum_{k != i} lo_k)``.
+
+    Parameters
+    ----------
+    log_lo, log_hi : array_like of shape (K,), float64
+
+    Returns
+    -------
+    (low, high) : two ndarrays of shape (K,), float64
+    """
+    lo = np.asarray(log_lo, dtype=np.float64)
+    hi = np.asarray(log_hi, dtype=np.float64)
+    low, high = np.empty(lo.size), np.empty(lo.size)
+    for i in range(lo.size):
+        rest_hi = np.delete(hi, i)
+        rest_lo = np.delete(lo, i)
+        low[i] = _share(lo[i], rest_hi)
+        high[i] = _share(hi[i], rest_lo)
+    return low, high
+
+
+def _share(a, rest):
+    """a' / (a' + sum(rest')) with a' = exp(a), rest' = exp(rest), all from logs."""
+    b = logsumexp(rest) if rest.size and not np.isneginf(rest).all() else -np.inf
+    if np.isneginf(a) or np.isposinf(b):
+        return 0.0
+    return 1.0 if np.isneginf(b) or np.isposinf(a) else float(np.exp(a - np.logaddexp(a, b)))
 
 
 def gumbel_argmax(rng: np.random.Generator, log_weights, axis=-1):

@@ -492,3 +492,39 @@ def level_minima(trial, solver=None, node_limit=None):
         calls += res.message not in (CLOSED_FORM, FROM_THRESHOLD)
     return R, cert, seconds, calls
 
+
+def level_lower_bounds(trial, solver=None, node_limit=None):
+    """Certified lower bounds L_t <= R_t, t = 0 .. min(s, p - s), or None when S1 is not certified.
+
+    R_0 (the certified optimum's score) and R_1 (closed form) are exact; for t >= 2 the bound of
+    :func:`level_optimum` (cached: after :func:`level_minima` no new call is made), which equals
+    R_t when the level is certified and is the oracle's proven bound otherwise (the smallest
+    open bound over the level's roots, :func:`~dpbench.core.oracle.threshold.overlap_by_roots`).
+    With the upper bounds of :func:`level_minima` they box the exact R_t, which is all that
+    ``mistakes`` needs to decide most of its draws exactly (docs/methods/mistakes.md).
+
+    Only a deterministic stop may leave a level open (``work_limit``, or ``suboptimal``: a bound
+    not closed for numerical reasons): a call stopped by the wall-clock safety net, or an error,
+    has answers that depend on the machine's speed and load, so then there are none (None) and
+    the draws stay uncertified.
+
+    Returns
+    -------
+    ndarray of shape (t_max + 1,), float64, or None
+        -inf where a call gave no bound.
+    """
+    name = solver_name(trial, solver)
+    if not optimum(trial, name).certified:
+        return None
+    minima, cert, _, _ = level_minima(trial, name, node_limit)
+    if minima is None:
+        return None
+    lower = minima.copy()
+    for t in range(2, len(minima)):
+        if not cert[t]:
+            res = level_optimum(trial, t, name, node_limit=node_limit)
+            if res.status not in ("work_limit", "suboptimal"):
+                return None
+            bound = float(res.lower_bound)
+            lower[t] = min(bound, float(minima[t])) if not math.isnan(bound) else -math.inf
+    return lower

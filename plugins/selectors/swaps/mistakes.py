@@ -20,6 +20,17 @@ score moves by at most Delta. The condition is data dependent: when it fails the
 (``Draws.no_guarantee = "gap condition failed"``) and the row carries no guarantee; an exact
 audit found a privacy loss of 2.35 epsilon on a pair where S1 flips. ``mistakes-ptr`` is the
 unconditional (epsilon, delta) variant.
+
+Levels whose minimum is not certified (a level search that reached its work limit) are still
+boxed, L_t <= R_t <= U_t, by the search's proven bound and its best support
+(:func:`dpbench.api.toplist.level_lower_bounds`). Each draw takes t by inverse-CDF sampling of
+one uniform number u (with the weights at U_t, as before); it is **decided** when every R in
+the box gives the same t for that u (:func:`dpbench.api.decided_by_bounds`), and a decided draw
+is the draw the mechanism with the exact R_t makes with the same u. The draws are certified
+when S1 is and every draw is decided; an undecided draw leaves them uncertified with the work
+limit to raise (the same seed then gives the same u). The exact output law, hence
+``log_prob``, needs the exact R_t: without it there is none (bounds on P(t) are in the
+diagnostics).
 """
 
 from __future__ import annotations
@@ -30,8 +41,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpbench.api import (BatchLogProb, Diagnostic, Draws, EpsilonCache, Param, Selector, check_epsilon,
-                         em_log_weights, log_binom, log_normalize, sample_log_weights, toplist,
-                         uniform_supports)
+                         decided_by_bounds, em_log_weights, inverse_cdf, log_binom, log_normalize, probability_bounds,
+                         toplist, uniform_supports)
 
 
 
@@ -47,15 +58,21 @@ class MistakesPrepared:
     outside : ndarray of shape (p - s,), int64, or None
         The features not in S1.
     minima : ndarray of shape (t_max + 1,), float64, or None
-        R_t, the smallest score of group t (t = |S \\ S1|).
+        R_t, the smallest score of group t (t = |S \\ S1|); where a level is not certified, the
+        best score found (an upper bound on R_t).
+    lower : ndarray of shape (t_max + 1,), float64, or None
+        Certified lower bounds on R_t (equal to ``minima`` where certified; -inf where a call
+        gave none); None when S1 is not certified (the groups themselves are then uncertain).
     log_sizes : ndarray of shape (t_max + 1,), float64, or None
         log |group t| = log C(s, t) + log C(p - s, t).
     certified : bool
         Every oracle call behind ``minima`` was certified optimal.
     gap : float
-        R(S2) - R(S1), S2 the second-best support overall (inf when there is none).
+        R(S2) - R(S1), S2 the second-best support overall (inf when there is none), from
+        ``minima`` (an upper bound when a level is not certified).
     gap_condition : bool
-        gap > 2 Δ, the condition under which the mechanism is pure ε-DP.
+        The gap is certified to exceed 2 Δ (its lower bound from ``lower``), the condition under
+        which the mechanism is pure ε-DP.
     oracle_calls : int
     oracle_seconds : float
         Oracle work behind the minima (diagnostics).
@@ -71,6 +88,7 @@ class MistakesPrepared:
     center: np.ndarray | None = None
     outside: np.ndarray | None = None
     minima: np.ndarray | None = None
+    lower: np.ndarray | None = None
     log_sizes: np.ndarray | None = None
     certified: bool = False
     gap: float = math.nan
@@ -92,7 +110,7 @@ class Mistakes(BatchLogProb, Selector):
     source = "Prastakos, Behdin, Mazumder, NeurIPS 2025; docs/methods/mistakes.md"
     uses_oracle = True
     prepared_type = MistakesPrepared
-    prepared_version = 2  # 2: the fields of MistakesPrepared (1: a flat dict)
+    prepared_version = 3  # 3: lower bounds on R_t (2: the fields of MistakesPrepared; 1: a flat dict)
     diagnostics = {"gap_condition": Diagnostic("count", "gap", "trials where R(S2) - R(S1) > 2Δ held: pure DP only then")}
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
@@ -112,15 +130,18 @@ class Mistakes(BatchLogProb, Selector):
         log_sizes = log_binom(s, t) + log_binom(p - s, t)
         second = float(np.min(minima[1:])) if len(minima) > 1 else math.inf
         gap = second - float(minima[0])
+        lower = toplist.level_lower_bounds(trial, name, self.config["node_limit"])
+        # the condition must hold for the exact gap: certify it with the lower bounds
+        gap_lower = (float(np.min(lower[1:])) if len(lower) > 1 else math.inf) - float(minima[0]) if lower is not None else -math.inf
         center = toplist.single_swap_scores(trial, name).center
         mask = np.ones(p, dtype=bool)
         mask[center] = False
         reason, raise_limit = (None, None) if np.all(cert) else toplist.level_minima_advice(
             trial, self.name, name, self.config["node_limit"])
         return MistakesPrepared(
-            center=center, outside=np.flatnonzero(mask), minima=minima,
+            center=center, outside=np.flatnonzero(mask), minima=minima, lower=lower,
             log_sizes=np.asarray(log_sizes, dtype=np.float64), certified=bool(np.all(cert)), gap=gap,
-            gap_condition=bool(gap > 2 * trial.sensitivity), oracle_calls=int(calls), oracle_seconds=float(seconds),
+            gap_condition=bool(gap_lower > 2 * trial.sensitivity), oracle_calls=int(calls), oracle_seconds=float(seconds),
             reason=reason, raise_limit=raise_limit)
 
     def _log_pt(self, trial, prep, epsilon):
@@ -137,7 +158,9 @@ class Mistakes(BatchLogProb, Selector):
         return lp[t] - prepared.log_sizes[t]
 
     def has_law(self, prepared):
-        return prepared.center is not None
+        # with S1 certified but a level only boxed, the law is that of the exact R_t, which is
+        # not known (the draws are still exact where decided: module docstring)
+        return prepared.center is not None and (prepared.certified or prepared.lower is None)
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         eps = check_epsilon(epsilon)
@@ -147,7 +170,8 @@ class Mistakes(BatchLogProb, Selector):
             return Draws(uniform_supports(rng, p, s, n_draws), certified=False,
                          diagnostics={"reason": prep.reason})
         lp = self._log_pt(trial, prep, eps)
-        t = sample_log_weights(rng, lp, n_draws)
+        u = rng.random(n_draws)
+        t = inverse_cdf(lp, u)
         center, outside = prep.center, prep.outside
         supports = np.empty((n_draws, s), dtype=np.int64)
         for tv in np.unique(t):
@@ -169,20 +193,38 @@ class Mistakes(BatchLogProb, Selector):
             "gap": float(prep.gap),
             "gap_over_2delta": float(prep.gap / (2 * trial.sensitivity)),
             "gap_condition": prep.gap_condition,
-            "p_t": [float(v) for v in np.exp(lp)],
-            "p_opt": float(np.exp(lp[0])),
             "oracle_calls": prep.oracle_calls,
             "oracle_seconds": prep.oracle_seconds,
         }
+        if self.has_law(prep):  # else P(t) is only bounded (p_t_bounds, below)
+            diag.update(p_t=[float(v) for v in np.exp(lp)], p_opt=float(np.exp(lp[0])))
         ts = trial.problem.true_support
-        if ts is not None:
+        certified = prep.certified
+        if not certified and prep.lower is not None:
+            certified = self._decided(trial, prep, eps, u, t, diag)
+        if ts is not None and self.has_law(prep):
             diag["p_true"] = float(np.exp(self.log_probs(trial, prep, eps, ts[None, :])[0]))
-        if not prep.certified:
+        if not certified:
             diag["reason"] = prep.reason or toplist.UNCERTIFIED_CALL
             if prep.raise_limit is not None:
                 diag["raise_limit"] = dict(prep.raise_limit)
         # The analysis needs S1 to be the same on every neighbour; the gap condition is what
         # certifies that here, so without it the row carries no guarantee (docs/methods/mistakes.md).
-        return Draws(supports, certified=prep.certified,
-                     no_guarantee=None if prep.gap_condition else "gap condition failed", diagnostics=diag)
+        no_guarantee = None
+        if not prep.gap_condition:
+            no_guarantee = ("gap condition failed" if prep.gap <= 2 * trial.sensitivity else
+                            "gap condition not established (a level minimum is only bounded)")
+        return Draws(supports, certified=certified, no_guarantee=no_guarantee, diagnostics=diag)
+
+    def _decided(self, trial, prep, eps, u, t, diag) -> bool:
+        """Whether every draw's level t is the one the exact R_t give for its u (module docstring);
+        records the bounds on P(t) and the undecided draws in ``diag``."""
+        lw_lo = em_log_weights(prep.minima, eps, trial.sensitivity, log_multiplicity=prep.log_sizes)
+        lw_hi = em_log_weights(prep.lower, eps, trial.sensitivity, log_multiplicity=prep.log_sizes)
+        decided = decided_by_bounds(lw_lo, lw_hi, u, t)
+        low, high = probability_bounds(lw_lo, lw_hi)
+        diag["R_t_lower"] = [float(v) for v in prep.lower]
+        diag["p_t_bounds"] = [[float(a), float(b)] for a, b in zip(low, high)]
+        diag["undecided_draws"] = int((~decided).sum())
+        return bool(decided.all())
 
