@@ -115,8 +115,9 @@ class Mistakes(BatchLogProb, Selector):
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
         "node_limit": Param(toplist.SWAP_LEVEL_NODE_LIMIT, "work limit: branch-and-bound nodes per oracle call on the swap levels "
-                            "(a deterministic count, so every machine certifies the same trials); a call "
-                            "that reaches it leaves the trial uncertified (Draws.certified = False)", int),
+                            "(a deterministic count, so every machine certifies the same trials); a level "
+                            "call that reaches it leaves R_t only bounded, and the draws are certified only "
+                            "if the bounds decide every draw's level (docs/methods/mistakes.md)", int),
     }
 
     def prepare(self, trial, rng):
@@ -131,8 +132,11 @@ class Mistakes(BatchLogProb, Selector):
         second = float(np.min(minima[1:])) if len(minima) > 1 else math.inf
         gap = second - float(minima[0])
         lower = toplist.level_lower_bounds(trial, name, self.config["node_limit"])
-        # the condition must hold for the exact gap: certify it with the lower bounds
-        gap_lower = (float(np.min(lower[1:])) if len(lower) > 1 else math.inf) - float(minima[0]) if lower is not None else -math.inf
+        # The condition must hold for the exact gap, so it is checked with the lower bounds on R_t
+        # (equal to R_t where certified); around an uncertified S1 it cannot be established.
+        gap_lower = -math.inf
+        if lower is not None:
+            gap_lower = (float(np.min(lower[1:])) if len(lower) > 1 else math.inf) - float(minima[0])
         center = toplist.single_swap_scores(trial, name).center
         mask = np.ones(p, dtype=bool)
         mask[center] = False
