@@ -1,0 +1,47 @@
+"""The level-box benchmark of ``mistakes`` (benchmarks/bench_mistakes_boxes.py; not timed).
+
+Its shares are checked against what they must be: exact levels decide every draw, a box that
+leaves the largest level free decides none of the draws below it, and the stored session-6 boxes
+give the shares the performance page quotes (same seeds, so the same numbers).
+"""
+
+import json
+import sys
+
+import pytest
+from helpers.paths import REPO
+
+STORED = REPO / "benchmarks" / "mistakes_boxes_session6.json"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bench_mistakes_boxes
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    return bench_mistakes_boxes
+
+
+def _box(lower5):
+    R = [19.43, 21.30, 22.58, 23.38, 25.02, 27.87]
+    return {"R_t": R, "R_t_lower": R[:5] + [lower5], "s": 5, "p": 10_000, "sensitivity": 2.99}
+
+
+def test_exact_levels_decide_every_draw(bench):
+    [row] = bench.decided_shares(_box(27.87), [1.0], [100], 50)
+    assert row["all_decided_100"] == 1.0 and row["p_last"][0] == pytest.approx(row["p_last"][1], rel=1e-12)
+
+
+def test_a_wider_box_decides_fewer_seeds(bench):
+    tight, wide = (bench.decided_shares(_box(lb), [4.0], [100], 300)[0]["all_decided_100"] for lb in (27.0, 20.0))
+    assert 0.0 <= wide < tight <= 1.0
+
+
+@pytest.mark.skipif(not STORED.exists(), reason="needs the stored session-6 boxes")
+def test_the_stored_boxes_give_the_documented_shares(bench):
+    stored = json.loads(STORED.read_text())
+    [row] = [r for r in stored["shares"] if r["epsilon"] == 1.0]
+    [got] = bench.decided_shares(stored["boxes"], [1.0], [20], 2000)  # one cell of the table: 2000 seeds
+    assert got["all_decided_20"] == row["all_decided_20"] and got["p_last"] == row["p_last"]
