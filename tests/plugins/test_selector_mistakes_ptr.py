@@ -6,6 +6,7 @@ brute force), and the hockey-stick divergence
 sum_S max(0, P_D(S) - e^eps P_D'(S)) must be <= delta for every neighbouring pair.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -155,3 +156,46 @@ def test_a_tie_from_duplicated_columns_is_a_gap_of_zero():
     assert prep.ok and prep.d == -1 and abs(prep.mistakes.gap) <= 1e-9 * 2 * trial.sensitivity
     draws = sel.draw(trial, prep, 1.0, 200, np.random.default_rng(0))
     assert draws.supports.shape == (200, 1)
+
+
+def test_boxed_levels_fix_d_only_when_they_fix_the_gap():
+    """The stability distance needs the exact gap: boxed levels give it when none of their lower
+    bounds reaches below the smallest certified minimum (R_1 at least, closed form)."""
+    from dpbench_plugins.selectors.swaps.mistakes import exact_gap
+
+    trial = enumerate_trial(toeplitz_problem(400, 9, 3, 0, snr=10))
+    pm = Mistakes().prepare(trial, None)
+    assert exact_gap(pm) == pytest.approx(pm.gap, rel=1e-12)
+    R = pm.minima
+    above = dataclasses.replace(pm, minima=R + np.r_[0, 0, 3.0, 1.0], lower=np.r_[R[:2], R[1], R[3] - 1.0],
+                                certified=False)
+    assert exact_gap(above) == pytest.approx(R[1] - R[0], rel=1e-12)  # R_1 is the second-best
+    below = dataclasses.replace(above, lower=np.r_[R[:2], R[1] - 1e-6, R[3]])
+    assert exact_gap(below) is None
+    assert exact_gap(dataclasses.replace(pm, lower=None)) is None
+
+
+def test_boxed_mistakes_branch_draws_are_the_exact_draws_where_decided():
+    """With the gap exact and the mistakes levels boxed, a certified mistakes-ptr draw is the draw of
+    the exact preparation with the same random numbers (bit for bit); undecided ones are uncertified
+    and name the limit to raise."""
+    trial = enumerate_trial(toeplitz_problem(400, 9, 3, 0, snr=10))
+    trial.delta = 0.2
+    sel = MistakesPTR(ptr_fraction=0.5)
+    exact = sel.prepare(trial, None)
+    assert exact.certified and not exact.boxed and exact.d >= 1
+    R = exact.mistakes.minima
+    pm = dataclasses.replace(exact.mistakes, minima=R + np.r_[0, 0, 4.0, 6.0], lower=np.r_[R[:2], R[1], R[1]],
+                             certified=False, log_pt=type(exact.mistakes.log_pt)(), reason="level 2 minimum: work_limit")
+    boxed = dataclasses.replace(exact, mistakes=pm, certified=False, boxed=True)
+    assert not sel.has_law(boxed) and sel.log_prob(trial, boxed, 0.5, exact.mistakes.center) is None
+    outcomes = []
+    for k in range(300):
+        db = sel.draw(trial, boxed, 0.5, 4, np.random.default_rng(k))
+        de = sel.draw(trial, exact, 0.5, 4, np.random.default_rng(k))
+        if db.certified:
+            assert np.array_equal(db.supports, de.supports)
+        else:
+            assert db.diagnostics["undecided_draws"] > 0 and db.diagnostics["reason"] == "level 2 minimum: work_limit"
+        outcomes.append(db.certified)
+    assert any(outcomes) and not all(outcomes)

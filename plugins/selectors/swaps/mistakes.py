@@ -100,6 +100,25 @@ class MistakesPrepared:
     log_pt: EpsilonCache = field(default_factory=EpsilonCache, repr=False)
 
 
+def exact_gap(prep: MistakesPrepared) -> float | None:
+    """R(S2) - R(S1) when the (possibly boxed) level minima determine it exactly, else None.
+
+    The smallest R_t over t >= 1 is exact when it is attained at a certified level (R_1 always
+    is, in closed form; a level is certified where its lower bound equals its minimum) and every
+    boxed level's lower bound lies at or above it. None also without an S1 (or around an
+    uncertified one, where no level is boxed).
+    """
+    if prep.minima is None or prep.lower is None:
+        return None
+    if len(prep.minima) < 2:
+        return math.inf
+    exact = prep.lower[1:] == prep.minima[1:]
+    best = float(np.min(prep.minima[1:][exact]))
+    if np.any(prep.lower[1:][~exact] < best):
+        return None
+    return best - float(prep.minima[0])
+
+
 class Mistakes(BatchLogProb, Selector):
     """Grouped exponential mechanism over the number of swaps from the optimum."""
 

@@ -27,7 +27,10 @@ with epsilon_2, where
     tau = log(1 / (2 delta)) / epsilon_1           (0 < delta < 1/2, so tau > 0).
 
 **Theorem.** The output S is (epsilon_1 + epsilon_2, delta)-DP under replace-one for every data
-set (given certified oracle answers: the exact gap, the exact top-R list).
+set (given certified oracle answers: the exact gap, the exact top-R list). The ``mistakes`` branch
+may run on boxed level minima when the boxes fix the gap (:func:`~dpbench_plugins.selectors.swaps.mistakes.exact_gap`):
+its decided draws are its exact draws (docs/methods/mistakes.md), and an undecided one leaves the
+draws uncertified.
 
 *Proof sketch.* Fix neighbours D, D' and an event E. (a) If d(D) >= 1 or d(D') >= 1, S1 is the
 same on both (above, k = 1); then ``mistakes`` with epsilon_2 is epsilon_2-DP between them (its
@@ -69,7 +72,7 @@ import numpy as np
 from dpbench.api import (BatchLogProb, Draws, Param, Selector, UserInputError, check_epsilon,
                          toplist, uniform_supports)
 
-from .mistakes import Mistakes, MistakesPrepared
+from .mistakes import Mistakes, MistakesPrepared, exact_gap
 from .topr import TopR, TopRPrepared, r_type
 
 
@@ -139,6 +142,11 @@ class MistakesPTRPrepared:
         The stability distance d = ceil(g / (2 Delta)) - 1 (None when not ``ok``).
     certified : bool
         ``ok`` and both branches certified.
+    boxed : bool
+        ``ok``, the top-R list certified and the ``mistakes`` levels certified only up to their
+        boxes but with the gap, hence d, exact: then the draws are certified when the boxes
+        decide every ``mistakes`` draw (docs/methods/mistakes.md, exact draws from bounded level
+        minima), and there is no closed-form law.
     """
 
     mistakes: MistakesPrepared
@@ -146,6 +154,7 @@ class MistakesPTRPrepared:
     ok: bool
     d: int | None
     certified: bool
+    boxed: bool = False
 
 
 class MistakesPTR(BatchLogProb, Selector):
@@ -159,6 +168,7 @@ class MistakesPTR(BatchLogProb, Selector):
                  "Mazumder 2025; docs/methods/mistakes.md")
     uses_oracle = True
     prepared_type = MistakesPTRPrepared
+    prepared_version = 2  # 2: boxed level minima (MistakesPrepared.lower, MistakesPTRPrepared.boxed)
     params = {
         "ptr_fraction": Param(0.1, "share epsilon_1 / epsilon of the budget spent on the stability test", float,
                               interval=(0.0, 1.0, "neither")),
@@ -185,8 +195,11 @@ class MistakesPTR(BatchLogProb, Selector):
         pm = self.mistakes.prepare(trial, rng)
         pt = self.topr.prepare(trial, rng)
         ok = pm.center is not None and pt.R > 0
-        d = stability_distance(pm.gap, trial.sensitivity) if ok else None
-        return MistakesPTRPrepared(pm, pt, ok, d, bool(ok and pm.certified and pt.top.certified))
+        gap = exact_gap(pm)
+        # d must be the exact stability distance: from boxed levels only when they fix the gap
+        boxed = bool(ok and not pm.certified and gap is not None and pt.top.certified)
+        d = stability_distance(gap if boxed else pm.gap, trial.sensitivity) if ok else None
+        return MistakesPTRPrepared(pm, pt, ok, d, bool(ok and pm.certified and pt.top.certified), boxed)
 
     def _log_q(self, trial, prep, epsilon):
         e1, e2 = self._split(epsilon)
@@ -201,7 +214,7 @@ class MistakesPTR(BatchLogProb, Selector):
                             l1q + self.topr.log_probs(trial, prepared.topr, e2, S))
 
     def has_law(self, prepared):
-        return prepared.ok
+        return prepared.ok and not prepared.boxed
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         prep = prepared
@@ -215,15 +228,24 @@ class MistakesPTR(BatchLogProb, Selector):
         diag = {"d": int(prep.d), "gap_over_2delta": float(prep.mistakes.gap / (2 * trial.sensitivity)),
                 "tau": tau, "epsilon_1": e1, "epsilon_2": e2, "p_pass": math.exp(lq),
                 "passed": int(passed.sum())}
+        certified = prep.certified
         for branch, sel, idx in (("mistakes", self.mistakes, np.flatnonzero(passed)),
                                  ("topr", self.topr, np.flatnonzero(~passed))):
             if idx.size:
                 out = sel.draw(trial, getattr(prep, branch), e2, idx.size, rng)
                 supports[idx] = out.supports
+                if prep.boxed and branch == "mistakes":
+                    diag["undecided_draws"] = out.diagnostics["undecided_draws"]
+        if prep.boxed:  # certified when every mistakes draw is decided by the level boxes
+            certified = diag.get("undecided_draws", 0) == 0
         ts = trial.problem.true_support
         if ts is not None and prep.certified:
             diag["p_true"] = float(np.exp(self.log_probs(trial, prep, epsilon, ts[None, :])[0]))
-        if not prep.certified:
+        if not certified:
             diag["reason"] = "an oracle call was not certified (time limit or error)"
-        return Draws(supports, certified=prep.certified, delta=trial.delta, diagnostics=diag)
+            if prep.boxed:  # the level boxes left a mistakes draw undecided: which limit to raise
+                diag["reason"] = prep.mistakes.reason or diag["reason"]
+                if prep.mistakes.raise_limit is not None:
+                    diag["raise_limit"] = dict(prep.mistakes.raise_limit)
+        return Draws(supports, certified=certified, delta=trial.delta, diagnostics=diag)
 
