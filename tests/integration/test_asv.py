@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers.paths import REPO
+from helpers.paths import REPO, benchmark_module
 
 ROOT = REPO
 CONF = ROOT / "asv.conf.json"
@@ -97,11 +97,7 @@ def test_quick_benchmarks_run(asv_env):
 
 def test_recovery_values_in_range():
     """The tracked recovery numbers are probabilities (checked directly, cheap selectors only)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import bench_selectors as b
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    b = benchmark_module("bench_selectors")
     value = b.recovery("dpsis")
     assert 0.0 < value < 1.0  # the setting is chosen to sit strictly inside (0, 1)
     assert b.recovery("dpsis") == value  # deterministic: fixed seeds

@@ -6,22 +6,16 @@ give the shares the performance page quotes (same seeds, so the same numbers).
 """
 
 import json
-import sys
 
 import pytest
-from helpers.paths import REPO
+from helpers.paths import REPO, benchmark_module
 
 STORED = REPO / "benchmarks" / "mistakes_boxes_session6.json"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import bench_mistakes_boxes
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
-    return bench_mistakes_boxes
+    return benchmark_module("bench_mistakes_boxes")
 
 
 def _box(lower5):

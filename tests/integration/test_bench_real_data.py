@@ -8,23 +8,17 @@ stopped at the CPU cap keeps a row that says so, and the summary counts what it 
 
 import itertools
 import json
-import sys
 
 import numpy as np
 import pytest
-from helpers.paths import REPO
+from helpers.paths import REPO, benchmark_module
 
 ROOT = REPO
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import bench_real_data
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return bench_real_data
+    return benchmark_module("bench_real_data")
 
 
 @pytest.fixture(scope="module")
