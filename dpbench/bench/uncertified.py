@@ -75,7 +75,11 @@ def uncertified_advice(row: dict, method_params: dict | None = None, where: str 
     diag = row.get("diagnostics") if isinstance(row.get("diagnostics"), dict) else {}
     reason = str(diag["reason"]) if diag.get("reason") else "the selector gave no reason"
     where = where or f"{row.get('data', '?')} trial {row.get('trial', '?')}"
-    text = f"{label} on {where}: uncertified, so its rows say 'none: uncertified' (not private): {reason}"
+    # A selector may certify some ε and not others (mistakes on bounded level minima decides its
+    # draws per ε), so the line names the ε of the row it speaks for.
+    eps = row.get("epsilon")
+    at = f" at ε={float(eps):g}" if isinstance(eps, (int, float)) else ""
+    text = f"{label} on {where}: uncertified{at}, so its rows say 'none: uncertified' (not private): {reason}"
     given = diag.get("raise_limit")
     if isinstance(given, dict) and given.get("param") and given.get("suggest") is not None:
         # the selector named the limit that stopped it (toplist.limit_advice): a selector

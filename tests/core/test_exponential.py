@@ -64,9 +64,17 @@ def test_exact_weights_decide_every_draw_and_wide_bounds_few():
     assert np.any(idx2 == 0) and not np.any(dec2[idx2 == 0]) and dec2[idx2 == 4].all()
 
 
-def test_bad_bounds_are_refused():
+def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="log_lo <= log_hi"):
         decided_by_bounds([0.0, 1.0], [0.0, 0.5], np.array([0.3]), np.array([0]))
+    with pytest.raises(ValueError, match="log_lo <= log_hi"):
+        probability_bounds([0.0, 1.0], [0.0, 0.5])
+    with pytest.raises(ValueError, match="same shape"):
+        decided_by_bounds([0.0, 1.0], [0.0, 1.0], np.array([0.3, 0.4]), np.array([0]))
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        inverse_cdf([0.0, 1.0], np.array([0.5, 1.0]))
+    with pytest.raises(ValueError, match="every weight is zero"):
+        inverse_cdf([-np.inf, -np.inf], np.array([0.5]))
 
 
 @pytest.mark.parametrize("seed", range(4))

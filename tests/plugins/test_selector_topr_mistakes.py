@@ -352,7 +352,9 @@ def test_work_limited_preparation_says_which_limit_to_raise(monkeypatch):
         d = sel.draw(trial, sel.prepare(trial, None), 1.0, 200, np.random.default_rng(0))
         assert d.certified is False
         if name == "mistakes":
-            assert d.diagnostics["undecided_draws"] > 0
+            assert d.diagnostics["undecided_draws"] > 0 and d.diagnostics["levels_bounded"] == [2, 3]
+            assert d.diagnostics["reason"].startswith(f"{d.diagnostics['undecided_draws']} of 200 draws not decided "
+                                                      "by the bounds on R_t of level(s) 2, 3 (")
         assert "work_limit" in d.diagnostics["reason"] and f"{name}.node_limit" in d.diagnostics["reason"]
         assert d.diagnostics["raise_limit"] == {"param": f"{name}.node_limit", "now": 7, "suggest": 70,
                                                 "option": f"--param {name}.node_limit=70"}

@@ -69,21 +69,33 @@ def inverse_cdf(log_weights, u) -> np.ndarray:
     """The indices that inverse-CDF sampling assigns to the uniform numbers ``u``.
 
     The probabilities are normalised from the log-weights after subtracting their maximum, so
-    no weight overflows; index i takes the ``u`` with ``F(i - 1) <= u F(K - 1) < F(i)``, F the
-    cumulative sums. Entries of ``-inf`` have probability zero.
+    no weight overflows; with F their cumulative sums (F(K - 1) = 1 up to rounding, which the
+    comparison scales away), index i takes the ``u`` with ``F(i - 1) <= u F(K - 1) < F(i)``.
+    Entries of ``-inf`` have probability zero.
 
     Parameters
     ----------
     log_weights : array_like of shape (K,), float64
+        Unnormalised log-weights, at least one finite.
     u : ndarray of shape (size,), float64 in [0, 1)
 
     Returns
     -------
     ndarray of shape (size,), int64
+
+    Raises
+    ------
+    ValueError
+        Every weight is zero (all ``-inf``), or a ``u`` outside [0, 1).
     """
+    u = np.asarray(u, dtype=np.float64)
+    if u.size and not (u.min() >= 0.0 and u.max() < 1.0):
+        raise ValueError("uniform numbers u must lie in [0, 1)")
+    if np.all(np.isneginf(np.asarray(log_weights, dtype=np.float64))):
+        raise ValueError("every weight is zero (all log-weights are -inf): nothing to sample")
     lp = log_normalize(log_weights)
     cdf = np.cumsum(np.exp(lp))
-    idx = np.searchsorted(cdf, np.asarray(u, dtype=np.float64) * cdf[-1], side="right")
+    idx = np.searchsorted(cdf, u * cdf[-1], side="right")
     return np.minimum(idx, len(cdf) - 1).astype(np.int64)
 
 
@@ -108,7 +120,8 @@ def decided_by_bounds(log_lo, log_hi, u, idx) -> np.ndarray:
     the exact weights, whichever they are, picks i for that u: a decided draw is the exact
     sampler's draw for the same random number (lazy sampling from refinable bounds, as in exact
     sampling by "retrospective" refinement: Papaspiliopoulos & Roberts 2008, Biometrika 95(1)).
-    A margin of :data:`DECIDED_MARGIN` keeps rounding from deciding a draw.
+    A margin of 1e-12 on the CDF (``DECIDED_MARGIN`` of this module) keeps rounding from deciding
+    a draw.
 
     Parameters
     ----------
@@ -128,18 +141,26 @@ def decided_by_bounds(log_lo, log_hi, u, idx) -> np.ndarray:
     Raises
     ------
     ValueError
-        Bounds of different shapes, or ``log_lo > log_hi`` somewhere.
+        Bounds of different shapes, ``log_lo > log_hi`` somewhere, or ``u`` and ``idx`` of
+        different shapes.
     """
+    lo, hi = _check_box(log_lo, log_hi)
+    u = np.asarray(u, dtype=np.float64)
+    idx = np.asarray(idx, dtype=np.int64)
+    if u.shape != idx.shape:
+        raise ValueError(f"u {u.shape} and idx {idx.shape} must have the same shape (one index per draw)")
+    f_lo, f_hi = _cdf_bounds(lo, hi)
+    below = np.concatenate([[0.0], f_hi[:-1]])[idx]  # F_hi(i - 1); F(-1) = 0
+    above = f_lo[idx]  # F_lo(i); F(K - 1) = 1
+    return (u >= below + DECIDED_MARGIN * (idx > 0)) & (u < above - DECIDED_MARGIN * (idx < lo.size - 1))
+
+
+def _check_box(log_lo, log_hi):
     lo = np.asarray(log_lo, dtype=np.float64)
     hi = np.asarray(log_hi, dtype=np.float64)
     if lo.shape != hi.shape or lo.ndim != 1 or np.any(lo > hi):
         raise ValueError("log_lo and log_hi must be (K,) arrays with log_lo <= log_hi")
-    f_lo, f_hi = _cdf_bounds(lo, hi)
-    u = np.asarray(u, dtype=np.float64)
-    idx = np.asarray(idx, dtype=np.int64)
-    below = np.concatenate([[0.0], f_hi[:-1]])[idx]  # F_hi(i - 1); F(-1) = 0
-    above = f_lo[idx]  # F_lo(i); F(K - 1) = 1
-    return (u >= below + DECIDED_MARGIN * (idx > 0)) & (u < above - DECIDED_MARGIN * (idx < lo.size - 1))
+    return lo, hi
 
 
 def _cdf_bounds(lo, hi):
@@ -176,9 +197,13 @@ def probability_bounds(log_lo, log_hi) -> tuple[np.ndarray, np.ndarray]:
     Returns
     -------
     (low, high) : two ndarrays of shape (K,), float64
+
+    Raises
+    ------
+    ValueError
+        As :func:`decided_by_bounds` for the box.
     """
-    lo = np.asarray(log_lo, dtype=np.float64)
-    hi = np.asarray(log_hi, dtype=np.float64)
+    lo, hi = _check_box(log_lo, log_hi)
     low, high = np.empty(lo.size), np.empty(lo.size)
     for i in range(lo.size):
         rest_hi = np.delete(hi, i)

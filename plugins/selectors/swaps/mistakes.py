@@ -229,6 +229,12 @@ class Mistakes(BatchLogProb, Selector):
             diag["p_true"] = float(np.exp(self.log_probs(trial, prep, eps, ts[None, :])[0]))
         if not certified:
             diag["reason"] = prep.reason or toplist.UNCERTIFIED_CALL
+            if "undecided_draws" in diag:  # the levels are boxed: the draws, not the calls, are the cause
+                diag["reason"] = (f"{diag['undecided_draws']} of {n_draws} draws not decided by the bounds on R_t "
+                                  f"of level(s) {', '.join(map(str, diag['levels_bounded']))} ({diag['reason']})")
+            if prep.lower is not None and prep.gap <= 2 * trial.sensitivity:  # even its upper bound fails
+                diag["reason"] += ("; the gap condition fails whatever the levels (R(S2) - R(S1) <= "
+                                   f"{prep.gap:.4g} <= 2 Delta), so these rows carry no guarantee either way")
             if prep.raise_limit is not None:
                 diag["raise_limit"] = dict(prep.raise_limit)
         # The analysis needs S1 to be the same on every neighbour; the gap condition is what
@@ -247,6 +253,7 @@ class Mistakes(BatchLogProb, Selector):
         decided = decided_by_bounds(lw_lo, lw_hi, u, t)
         low, high = probability_bounds(lw_lo, lw_hi)
         diag["R_t_lower"] = [float(v) for v in prep.lower]
+        diag["levels_bounded"] = [int(t) for t in np.flatnonzero(prep.lower < prep.minima)]
         diag["p_t_bounds"] = [[float(a), float(b)] for a, b in zip(low, high)]
         diag["undecided_draws"] = int((~decided).sum())
         return bool(decided.all())
