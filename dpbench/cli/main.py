@@ -103,11 +103,20 @@ def cmd_compare(args) -> int:
         done -= store.uncertified_keys()
     # the grid's points run one after another into the same database
     plans = [(cfg, plan(cfg, done)) for cfg in cfgs]
-    keys = {row_key(cfg, st, t, m, e) for cfg in cfgs for st in cfg.data for t in range(cfg.trials)
-            for m in cfg.methods for e in cfg.epsilons}
+    labels = {row_key(cfg, st, t, m, e): m for cfg in cfgs for st in cfg.data for t in range(cfg.trials)
+              for m in cfg.methods for e in cfg.epsilons}
+    keys = set(labels)
     resumed = len(keys & done)
     if resumed:
         err_console.print(f"[dim]resuming: {resumed} of {len(keys)} results already in {escape(str(opts['out']))}[/dim]")
+        # A work limit is not part of a row's identity: say so when this run asks for other limits
+        # than the stored rows had, else the new limit looks ignored.
+        stored = store.labels(keys & done)
+        for old, new in sorted({(stored[k], labels[k]) for k in stored if stored[k] != labels[k]}):
+            err_console.print(f"resuming: the stored rows of {new} were computed as {old}; work limits are not part "
+                              "of a result's identity, so they are kept (--retry-uncertified reruns the uncertified "
+                              "ones with this run's limits; another --out starts afresh)",
+                              style="yellow", markup=False, highlight=False, soft_wrap=True)
     for flag, which in (("retry_failed", "failed"), ("retry_uncertified", "uncertified")):
         if getattr(args, flag, False):  # else the run silently printed the stored table again
             retried = len(keys & getattr(store, f"{which}_keys")())

@@ -115,6 +115,22 @@ def test_interrupt_then_resume_without_loss_or_duplication(tmp_path):
     assert all(again[k] == v for k, v in first.items())  # finished trials were not recomputed
 
 
+def test_resuming_with_another_work_limit_says_the_stored_rows_are_kept(tmp_path):
+    """A work limit is not part of a row's identity (certified rows do not depend on it): a rerun
+    into the same database with another limit resumes every row, and says so instead of seeming to
+    ignore the new limit; the same limit again says nothing."""
+    db = tmp_path / "r.db"
+    base = ["compare", "--methods", "mistakes", "--p", "10", "--s", "2", "--n", "60", "--trials", "1",
+            "--draws", "2", "--out", str(db)]
+    assert run_cli(*base).returncode == 0
+    again = run_cli(*base, "--param", "mistakes.node_limit=50")
+    assert again.returncode == 0, again.stderr
+    assert "the stored rows of mistakes(node_limit=50) were computed as mistakes;" in again.stderr
+    assert "--retry-uncertified" in again.stderr
+    same = run_cli(*base)
+    assert same.returncode == 0 and "resuming" in same.stderr and "were computed as" not in same.stderr
+
+
 def test_sigkill_leaves_database_consistent(tmp_path):
     db = tmp_path / "r.db"
     args = ["compare", "--methods", "exhaustive", "--p", "24", "--s", "4", "--n", "200", "--trials", "300",

@@ -210,6 +210,17 @@ class ResultStore:
         """Keys of every stored row (used to resume)."""
         return {k for (k,) in self.conn.execute("SELECT key FROM results")}
 
+    def labels(self, keys) -> dict[str, str]:
+        """``{key: label}`` of the stored rows among ``keys``: the label names the variant that
+        computed a row, work limits included (they are not part of the key)."""
+        keys = sorted(keys)
+        out = {}
+        for i in range(0, len(keys), 500):  # SQLite caps the parameters of one statement
+            chunk = keys[i:i + 500]
+            out.update(self.conn.execute(f"SELECT key, label FROM results WHERE key IN ({', '.join('?' * len(chunk))})",
+                                         chunk).fetchall())
+        return out
+
     def uncertified_keys(self) -> set[str]:
         """Keys of rows whose status is ``uncertified``, or whose trial had no certified ``bss``
         reference to score against (``--retry-uncertified`` re-runs them)."""
