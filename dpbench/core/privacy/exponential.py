@@ -163,25 +163,28 @@ def _check_box(log_lo, log_hi):
     return lo, hi
 
 
+def _lse(v):
+    """log of the sum of exp(v); -inf for no terms or only zero weights."""
+    return -np.inf if not v.size or np.isneginf(v).all() else float(logsumexp(v))
+
+
+def _share(a, b):
+    """a' / (a' + b') from logs a, b (elementwise): 0 when a = -inf or b = +inf, 1 when b = -inf or a = +inf."""
+    with np.errstate(invalid="ignore"):
+        out = np.exp(a - np.logaddexp(a, b))
+    return np.where(np.isneginf(a) | np.isposinf(b), 0.0, np.where(np.isneginf(b) | np.isposinf(a), 1.0, out))
+
+
 def _cdf_bounds(lo, hi):
     """(F_lo, F_hi) of :func:`decided_by_bounds`, each of shape (K,), F(K - 1) = 1 exactly."""
     K = lo.size
+    below = [slice(0, i + 1) for i in range(K)]  # indices <= i
+    above = [slice(i + 1, K) for i in range(K)]  # indices > i (none for the last)
 
-    def lse(v):  # log of the sum of exp(v); -inf for no terms or only zero weights
-        return -np.inf if not v.size or np.isneginf(v).all() else float(logsumexp(v))
+    def sums(v, parts):
+        return np.array([_lse(v[part]) for part in parts])
 
-    def prefix(v):  # log of the sum of exp(v[:i + 1]), i = 0 .. K - 1
-        return np.array([lse(v[:i + 1]) for i in range(K)])
-
-    def suffix(v):  # log of the sum of exp(v[i + 1:]), i = 0 .. K - 1 (-inf for the last)
-        return np.array([lse(v[i + 1:]) for i in range(K)])
-
-    def ratio(a, b):  # a / (a + b) from logs; 0 when a = -inf or b = +inf, 1 when b = -inf or a = +inf
-        with np.errstate(invalid="ignore"):
-            out = np.exp(a - np.logaddexp(a, b))
-        return np.where(np.isneginf(a) | np.isposinf(b), 0.0, np.where(np.isneginf(b) | np.isposinf(a), 1.0, out))
-
-    return ratio(prefix(lo), suffix(hi)), ratio(prefix(hi), suffix(lo))
+    return _share(sums(lo, below), sums(hi, above)), _share(sums(hi, below), sums(lo, above))
 
 
 def probability_bounds(log_lo, log_hi) -> tuple[np.ndarray, np.ndarray]:
@@ -204,21 +207,9 @@ def probability_bounds(log_lo, log_hi) -> tuple[np.ndarray, np.ndarray]:
         As :func:`decided_by_bounds` for the box.
     """
     lo, hi = _check_box(log_lo, log_hi)
-    low, high = np.empty(lo.size), np.empty(lo.size)
-    for i in range(lo.size):
-        rest_hi = np.delete(hi, i)
-        rest_lo = np.delete(lo, i)
-        low[i] = _share(lo[i], rest_hi)
-        high[i] = _share(hi[i], rest_lo)
-    return low, high
-
-
-def _share(a, rest):
-    """a' / (a' + sum(rest')) with a' = exp(a), rest' = exp(rest), all from logs."""
-    b = logsumexp(rest) if rest.size and not np.isneginf(rest).all() else -np.inf
-    if np.isneginf(a) or np.isposinf(b):
-        return 0.0
-    return 1.0 if np.isneginf(b) or np.isposinf(a) else float(np.exp(a - np.logaddexp(a, b)))
+    rest_hi = np.array([_lse(np.delete(hi, i)) for i in range(lo.size)])
+    rest_lo = np.array([_lse(np.delete(lo, i)) for i in range(lo.size)])
+    return _share(lo, rest_hi), _share(hi, rest_lo)
 
 
 def gumbel_argmax(rng: np.random.Generator, log_weights, axis=-1):
