@@ -98,6 +98,28 @@ def copies_problem(seed, n=60, p=24, s=4, noise=0.05):
     return Problem(X, y, s, true_support=list(range(s)), name="copies")
 
 
+def duplicates_problem(seed, n=60, p=11, s=3):
+    """Exact duplicate columns 0 = 1 and 5 = 6: exactly tied supports inside and across roots."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    X[:, 1] = X[:, 0]
+    X[:, 6] = X[:, 5]
+    beta = np.zeros(p)
+    beta[[1, 2, 8]] = 0.6
+    return Problem(X, X @ beta + 0.3 * rng.standard_normal(n), s, true_support=[1, 2, 8])
+
+
+def three_pairs_problem(seed, n=60, p=11):
+    """Duplicates 0 = 1, 5 = 6, 8 = 9 and y on x0, x5, x8: S1 = {0, 5, 8} and level 2's minimum is
+    tied exactly across three roots ({0, 6, 9}, {1, 5, 9}, {1, 6, 8}: kept {0}, {5}, {8})."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    X[:, 1], X[:, 6], X[:, 9] = X[:, 0], X[:, 5], X[:, 8]
+    beta = np.zeros(p)
+    beta[[0, 5, 8]] = 0.6
+    return Problem(X, X @ beta + 0.3 * rng.standard_normal(n), 3, true_support=[0, 5, 8], name="ties-across-roots")
+
+
 def highs_trial(problem, lam=2.0, **solver_params):
     return Trial(problem.clipped(BX, BY), b_x=BX, b_y=BY, r=RR, lam=lam, solver="highs",
                  solver_params=solver_params, instances=PluginInstances())

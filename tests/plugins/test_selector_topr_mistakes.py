@@ -21,8 +21,8 @@ from dpbench.testing import chi_square_gof
 from dpbench_plugins.selectors.exhaustive import Exhaustive
 from dpbench_plugins.selectors.swaps.mistakes import Mistakes
 from dpbench_plugins.selectors.swaps.topr import TopR, auto_r, epsilon_prime
-from helpers.exact import (BX, BY, copies_problem, enumerate_all, enumerate_trial, exact_top_list, highs_trial, max_ratio,
-                           neighbour_pairs, thresholded_levels_match, toeplitz_problem)
+from helpers.exact import (BX, BY, copies_problem, duplicates_problem, enumerate_all, enumerate_trial, exact_top_list, highs_trial, max_ratio,
+                           neighbour_pairs, thresholded_levels_match, three_pairs_problem, toeplitz_problem)
 
 
 
@@ -592,32 +592,10 @@ def test_threshold_and_call_paths_agree():
 # --------------------------------------------------------------------------- swap levels by roots
 
 
-def _duplicates_problem(seed, n=60, p=11, s=3):
-    """Exact duplicate columns 0 = 1 and 5 = 6: exactly tied supports inside and across roots."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, p))
-    X[:, 1] = X[:, 0]
-    X[:, 6] = X[:, 5]
-    beta = np.zeros(p)
-    beta[[1, 2, 8]] = 0.6
-    return Problem(X, X @ beta + 0.3 * rng.standard_normal(n), s, true_support=[1, 2, 8])
-
-
-def _three_pairs_problem(seed, n=60, p=11):
-    """Duplicates 0 = 1, 5 = 6, 8 = 9 and y on x0, x5, x8: S1 = {0, 5, 8} and level 2's minimum is
-    tied exactly across three roots ({0, 6, 9}, {1, 5, 9}, {1, 6, 8}: kept {0}, {5}, {8})."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, p))
-    X[:, 1], X[:, 6], X[:, 9] = X[:, 0], X[:, 5], X[:, 8]
-    beta = np.zeros(p)
-    beta[[0, 5, 8]] = 0.6
-    return Problem(X, X @ beta + 0.3 * rng.standard_normal(n), 3, true_support=[0, 5, 8], name="ties-across-roots")
-
-
 @pytest.mark.parametrize("problem,lam", [
     (copies_problem(0, p=16, s=4), 2.0), (copies_problem(1, p=14, s=3), 120.0),
-    (copies_problem(2, p=12, s=4), 0.5), (_duplicates_problem(0), 2.0), (_duplicates_problem(3), 10.0),
-    (_three_pairs_problem(0), 2.0)],
+    (copies_problem(2, p=12, s=4), 0.5), (duplicates_problem(0), 2.0), (duplicates_problem(3), 10.0),
+    (three_pairs_problem(0), 2.0)],
     ids=["copies-4", "copies-3-lam120", "copies-4-lam0.5", "dups-0", "dups-3", "ties-across-roots"])
 @pytest.mark.parametrize("oracle", [{"enum_limit": 0}, {"enum_limit": 0, "leaf_limit": 1}],
                          ids=["oa-master", "bnb-deep"])

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from dpbench.core.contracts.oracle import OracleResult, ThresholdResult
-from dpbench.core.oracle.limits import tie_bar
+from dpbench.core.oracle.limits import lexmin, tie_bar
 
 def rank_threshold(threshold: float, rank: int | None, *score_arrays) -> float:
     """``min(threshold, rank-th smallest value among score_arrays)`` (threshold if fewer values).
@@ -126,7 +126,14 @@ class ThresholdByCalls:
                                        rank=rank, known_scores=known_scores, node_limit=node_limit)
 
 
-def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None) -> OracleResult | None:
+#: Most members a root's threshold search in :func:`overlap_by_roots` may list before that root
+#: is solved by an optimum call instead (many members within the tie window of the level's
+#: best known support: the listing would cost more than the call).
+ROOT_LIST_MAX = 10_000
+
+
+def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
+                     incumbent: OracleResult | None = None) -> OracleResult | None:
     """The best support with ``|S ∩ center| = k`` as the minimum over its roots.
 
     The feasible set splits into the C(s, k) disjoint *roots* "K fixed in, center \\ K fixed
@@ -138,6 +145,16 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None) 
     bound over all roots stalls: Khan, Lambda = 10, level t = 4: 1 096 nodes over 5 roots
     against more than 20 000 for the joint search).
 
+    Only the minimum over the roots is wanted, not each root's own minimum. With an
+    ``incumbent`` (a feasible support of the level and its score, e.g. from a short joint
+    call), the incumbent's root is solved first; its optimum v_0 and the incumbent bound the
+    level's minimum from above by U, and every other root only has to list its members with
+    score <= tau = tie_bar(tie_bar(U)) (:meth:`~dpbench.api.OracleSession.supports_below`),
+    usually none: a search that closes every node whose bound exceeds tau, where an optimum
+    call on that root would have to close every node below the root's own, larger minimum
+    (toeplitz n = 200, p = 10 000, level 4: the four other roots' minima lie 1.6-2.4 above
+    the level's 25.02, and each optimum call took 33 000-65 000 nodes).
+
     Parameters
     ----------
     session : OracleSession
@@ -146,16 +163,19 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None) 
         Required overlap, 0 <= k <= s.
     node_limit : int, optional
         Work limit of each root's call (deterministic; None: the session's default).
+    incumbent : OracleResult, optional
+        A result whose ``support`` (if any) is a member of the level and ``objective`` its score.
 
     Returns
     -------
     OracleResult or None
         Support, objective and status as the joint overlap call would give them: certified
         iff every root's call is, ``lower_bound`` the smallest root bound, ``iterations`` the
-        sum over the roots. None when the canonical tie-break is not decided by the roots
-        alone: two roots hold supports within rounding (two :data:`TIE_RTOL` windows) of the
-        minimum, and each root only returns its own lexicographically smallest tie; the
-        caller then asks the joint overlap call, canonical by construction.
+        sum over the roots (nodes of the threshold searches included). None when the
+        canonical tie-break is not decided by the roots alone: two roots hold supports within
+        rounding (two :data:`TIE_RTOL` windows) of the minimum, and each root only returns
+        its own lexicographically smallest tie; the caller then asks the joint overlap call,
+        canonical by construction.
 
     Notes
     -----
@@ -164,31 +184,71 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None) 
     smallest answer over the roots, every root with v_K < v, or with a member tied with the
     level's minimum v*, answers at most tie_bar(tie_bar(v)). When only one root does, the
     level's minimum and all its ties lie in that root (v* = v_K, and tie_bar(v*) <= tie_bar(v_K)),
-    so that root's answer is the level's canonical optimum.
+    so that root's answer is the level's canonical optimum. A root listed up to tau >=
+    tie_bar(tie_bar(v)) holds all its members that could be in that window, and its answer
+    is the lexicographically smallest of its listed members within tie_bar of their minimum.
     """
     t0 = time.perf_counter()
     center = np.sort(np.asarray(center, dtype=np.int64))
     kw = {} if node_limit is None else {"node_limit": int(node_limit)}
+    roots = [np.array(K, dtype=np.int64) for K in itertools.combinations(center.tolist(), int(k))]
+    first = None
+    if incumbent is not None and incumbent.support is not None and math.isfinite(float(incumbent.objective)):
+        K0 = np.intersect1d(center, np.asarray(incumbent.support, dtype=np.int64))
+        first = next((i for i, K in enumerate(roots) if np.array_equal(K, K0)), None)
+    # per root: (supports (m, s), scores (m,), certified, status, lower bound, work)
     answers = []
-    for K in itertools.combinations(center.tolist(), int(k)):
-        K = np.array(K, dtype=np.int64)
-        answers.append(session.solve(fixed_in=K, fixed_out=np.setdiff1d(center, K), **kw))
-    iters = int(sum(r.iterations for r in answers))
-    lower = float(min((r.lower_bound for r in answers), default=math.inf))
-    certified = all(r.certified for r in answers)
+    tau = math.inf
+    below = getattr(session, "supports_below", None)  # optional: a session wrapping only ``solve`` lacks it
+    if below is None:
+        first = None
+    if first is not None:
+        roots.insert(0, roots.pop(first))
+    for i, K in enumerate(roots):
+        out = np.setdiff1d(center, K)
+        if i == 0 or first is None:
+            answers.append(_root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw)))
+            if first is not None:
+                U = min(float(incumbent.objective), answers[0][1].min(initial=math.inf))
+                tau = float(tie_bar(tie_bar(U)))
+            continue
+        res = below(tau, fixed_in=K, fixed_out=out, max_count=ROOT_LIST_MAX, **kw)
+        if res.status == "max_count":  # many members near U: the root's optimum call is cheaper
+            answers.append(_root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw), int(res.nodes)))
+            continue
+        sc = np.asarray(res.scores, dtype=np.float64)
+        lower = min(float(res.lower_bound), float(sc.min(initial=math.inf)))
+        answers.append((np.asarray(res.supports, dtype=np.int64).reshape(-1, center.size), sc, bool(res.certified),
+                        str(res.status), lower, int(res.nodes) + int(res.calls)))
+    iters = int(sum(a[5] for a in answers))
+    lower = float(min((a[4] for a in answers), default=math.inf))
+    certified = all(a[2] for a in answers)
     # a root stopped by the wall-clock safety net or an error speaks for the level: its answer
     # depends on the machine, not only on the data (work_limit and suboptimal are deterministic)
-    bad = sorted((r.status for r in answers if not r.certified), key=lambda st: st in ("work_limit", "suboptimal"))
+    bad = sorted((a[3] for a in answers if not a[2]), key=lambda st: st in ("work_limit", "suboptimal"))
     status = "optimal" if certified else (bad[0] if bad else "error")
-    found = [r for r in answers if r.support is not None]
-    msg = f"minimum over {len(answers)} roots (kept subsets of the center), {iters} iterations/nodes"
+    listed = "" if first is None else f", {len(roots) - 1} of them listed below {tau:.6g}"
+    msg = f"minimum over {len(answers)} roots (kept subsets of the center){listed}, {iters} iterations/nodes"
+    found = [a for a in answers if len(a[1])]
     if not found:
         return OracleResult(None, math.inf, lower, "infeasible" if certified else status, iters,
                             time.perf_counter() - t0, msg)
-    v = min(float(r.objective) for r in found)
-    window = [r for r in found if float(r.objective) <= tie_bar(tie_bar(v))]
+    v = min(float(a[1].min()) for a in found)
+    window = [a for a in found if float(a[1].min()) <= tie_bar(tie_bar(v))]
     if len(window) > 1 and certified:
         return None
-    best = min(found, key=lambda r: float(r.objective))
-    return OracleResult(np.sort(np.asarray(best.support, dtype=np.int64)), float(best.objective),
-                        min(lower, float(best.objective)), status, iters, time.perf_counter() - t0, msg)
+    best = min(found, key=lambda a: float(a[1].min()))
+    S, sc = best[0], best[1]
+    ok = sc <= tie_bar(float(sc.min()))
+    support = lexmin(S[ok])
+    objective = float(sc[ok][np.flatnonzero((S[ok] == support).all(axis=1))[0]])
+    return OracleResult(np.sort(support), objective, min(lower, objective), status, iters,
+                        time.perf_counter() - t0, msg)
+
+
+def _root_by_call(res, extra_work=0):
+    """An optimum call's result as a root answer of :func:`overlap_by_roots`."""
+    has = res.support is not None
+    S = np.sort(np.asarray(res.support, dtype=np.int64))[None] if has else np.zeros((0, 0), dtype=np.int64)
+    sc = np.array([float(res.objective)]) if has else np.zeros(0)
+    return S, sc, bool(res.certified), str(res.status), float(res.lower_bound), int(res.iterations) + extra_work

@@ -348,7 +348,7 @@ def _level_by_oracle(sess, center, k, node_limit):
     res = sess.solve(overlap=(center, k), node_limit=first)
     if res.certified:
         return res
-    by_roots = overlap_by_roots(sess, center, k, node_limit=node_limit)
+    by_roots = overlap_by_roots(sess, center, k, node_limit=node_limit, incumbent=res)
     if by_roots is not None:
         by_roots.seconds += res.seconds
         by_roots.iterations += res.iterations

@@ -1,0 +1,110 @@
+"""The best support of a swap level from its roots, with an incumbent (dpbench.core.oracle.threshold).
+
+With a known member of the level, only the incumbent's root is solved; the other roots are
+listed below the tie window of the best score so far. Answers are compared with brute force
+on small problems: the level's minimum and its canonical support, or None where the tie spans
+roots (the caller then asks the joint call), and a box that holds the exact minimum when a
+work limit stops a root.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpbench.api import OracleResult
+from dpbench.core.oracle.limits import tie_bar
+from dpbench.core.oracle.threshold import overlap_by_roots
+from helpers.exact import copies_problem, duplicates_problem, enumerate_all, highs_trial, three_pairs_problem
+
+
+class _Counting:
+    """Forwards ``solve`` and ``supports_below`` to a session and records which was called."""
+
+    def __init__(self, inner):
+        self.inner, self.log = inner, []
+        self.s = inner.s
+
+    def solve(self, **kw):
+        self.log.append("solve")
+        return self.inner.solve(**kw)
+
+    def supports_below(self, threshold, **kw):
+        self.log.append("list")
+        return self.inner.supports_below(threshold, **kw)
+
+
+def _level(S, sc, center, t):
+    """Members of level t (rows of S), their scores, the minimum and the canonical support."""
+    s = center.size
+    lvl = s - np.isin(S, center).sum(axis=1) == t
+    Sl, scl = S[lvl], sc[lvl]
+    vmin = scl.min()
+    tied = np.flatnonzero(scl <= tie_bar(vmin))
+    canon = Sl[tied[np.lexsort(Sl[tied].T[::-1])[0]]]
+    return Sl, scl, vmin, canon
+
+
+@pytest.mark.parametrize("problem,lam", [
+    (copies_problem(0, p=16, s=4), 2.0), (copies_problem(2, p=12, s=4), 0.5), (duplicates_problem(0), 2.0),
+    (three_pairs_problem(0), 2.0)], ids=["copies-4", "copies-4-lam0.5", "dups-0", "ties-across-roots"])
+@pytest.mark.parametrize("which", ["best", "median", "worst"])
+def test_incumbent_roots_match_brute_force(problem, lam, which):
+    """Whatever member of the level is the incumbent, the answer is the level's canonical optimum
+    (or None on a tie across roots), one root is solved and every other root is listed."""
+    trial = highs_trial(problem, lam, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    s = trial.s
+    for t in range(2, min(s, trial.p - s) + 1):
+        Sl, scl, vmin, canon = _level(S, sc, center, t)
+        pick = {"best": 0, "median": len(scl) // 2, "worst": len(scl) - 1}[which]
+        inc = OracleResult(Sl[pick], float(scl[pick]), -np.inf, "work_limit", 0, 0.0)
+        sess = _Counting(trial.oracle("highs"))
+        res = overlap_by_roots(sess, center, s - t, incumbent=inc)
+        n_roots = math.comb(s, s - t)
+        assert sess.log == ["solve"] + ["list"] * (n_roots - 1)
+        # a tie that spans roots is the joint call's to break (None), as without an incumbent
+        plain = overlap_by_roots(trial.oracle("highs"), center, s - t)
+        if res is None:
+            assert plain is None
+            continue
+        assert res.certified and res.status == "optimal"
+        np.testing.assert_array_equal(res.support, canon)
+        np.testing.assert_allclose(res.objective, vmin, rtol=1e-12)
+        assert res.lower_bound <= res.objective and np.isclose(res.lower_bound, res.objective, rtol=1e-12)
+        assert plain is not None and np.array_equal(plain.support, res.support)
+
+
+def test_incumbent_roots_work_limit_box_holds_the_minimum():
+    """Roots stopped by a one-node work limit leave the level uncertified, with a lower bound at or
+    below the exact minimum and an answer (an upper bound) at or above it."""
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    Sl, scl, vmin, _ = _level(S, sc, center, 2)
+    inc = OracleResult(Sl[-1], float(scl[-1]), -np.inf, "work_limit", 0, 0.0)
+    res = overlap_by_roots(trial.oracle("highs"), center, 2, node_limit=1, incumbent=inc)
+    assert not res.certified and res.status == "work_limit"
+    assert res.lower_bound <= vmin <= res.objective
+
+
+def test_session_without_listing_solves_every_root():
+    """A session that only wraps ``solve`` gets one optimum call per root, as before incumbents."""
+
+    class SolveOnly:
+        def __init__(self, inner):
+            self.inner, self.calls = inner, 0
+
+        def solve(self, **kw):
+            self.calls += 1
+            return self.inner.solve(**kw)
+
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    Sl, scl, vmin, canon = _level(S, sc, S[0], 2)
+    sess = SolveOnly(trial.oracle("highs"))
+    inc = OracleResult(Sl[-1], float(scl[-1]), -np.inf, "work_limit", 0, 0.0)
+    res = overlap_by_roots(sess, S[0], 2, incumbent=inc)
+    assert sess.calls == 6  # C(4, 2) roots
+    np.testing.assert_array_equal(res.support, canon)
