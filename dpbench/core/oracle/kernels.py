@@ -499,9 +499,11 @@ def _top(v, need):
     (0, inf) for ``need <= 0`` (:func:`dpbench.core.oracle.relaxation._top`)."""
     if need <= 0:
         return 0.0, np.inf
-    s = np.sort(v)
-    L = s.size
-    return s[L - need:].sum(), s[L - need]
+    L = v.size
+    # a selection, then a sort of the top part only (a full sort was 0.9 ms at p = 10 000, most
+    # of a node's bounds): the top entries summed in increasing order, as the sorted array's tail
+    top = np.sort(np.partition(v, L - need)[L - need:]) if need < L else np.sort(v)
+    return top.sum(), top[0]
 
 
 @njit(**_JIT)
