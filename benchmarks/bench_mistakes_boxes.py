@@ -8,7 +8,7 @@ the trial of ``dpbench compare --methods topr,mistakes --n 200 --p 10000 --s 5 -
 (trial 0), the level boxes and the share of seeds whose draws are all decided:
 
 * ``--run compare``: topr then mistakes preparation at the defaults, as the main job runs them
-  (about ten minutes: topr certifies level 4's optimum and searches level 5 to its limit);
+  (about six minutes: topr certifies level 4's optimum and searches level 5 to its limit);
 * ``--run mistakes --node-limit N``: mistakes alone with N nodes per root;
 * ``--levels FILE``: no search; the boxes stored by an earlier run (``--out``).
 
@@ -16,7 +16,7 @@ Then, for each epsilon and number of draws, the share of ``--seeds`` seeds (the 
 numbers) for which every draw is decided, and the bounds on P(t) at the largest level. Node
 counts and boxes are deterministic; seconds are wall clock with the load average.
 
-    python benchmarks/bench_mistakes_boxes.py --run compare --out benchmarks/mistakes_boxes_session6.json
+    python benchmarks/bench_mistakes_boxes.py --run compare --out benchmarks/mistakes_boxes_session7.json
     python benchmarks/bench_mistakes_boxes.py --run mistakes --node-limit 2000
     python benchmarks/bench_mistakes_boxes.py --levels benchmarks/mistakes_boxes_session6.json
 """

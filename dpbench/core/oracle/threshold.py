@@ -227,7 +227,7 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     # depends on the machine, not only on the data (work_limit and suboptimal are deterministic)
     bad = sorted((a[3] for a in answers if not a[2]), key=lambda st: st in ("work_limit", "suboptimal"))
     status = "optimal" if certified else (bad[0] if bad else "error")
-    listed = "" if first is None else f", {len(roots) - 1} of them listed below {tau:.6g}"
+    listed = "" if first is None or len(roots) < 2 else f", {len(roots) - 1} of them listed below {tau:.6g}"
     msg = f"minimum over {len(answers)} roots (kept subsets of the center){listed}, {iters} iterations/nodes"
     found = [a for a in answers if len(a[1])]
     if not found:

@@ -338,12 +338,14 @@ def level_minimum_from_list(trial, solver, t: int, listing):
 
 
 #: Branch-and-bound nodes of the first, joint call over all roots of a level (enough where the
-#: level is easy); if it does not certify, each root gets its own call (:func:`overlap_by_roots`).
+#: level is easy); if it does not certify, its best support is the incumbent of a search root by
+#: root (:func:`overlap_by_roots`: the incumbent's root solved, the others listed below it).
 LEVEL_JOINT_NODES = 300
 
 
 def _level_by_oracle(sess, center, k, node_limit):
-    """The optimum of a swap level (overlap k with ``center``): joint call, else one call per root."""
+    """The optimum of a swap level (overlap k with ``center``): joint call, else root by root with
+    the joint call's best support as incumbent."""
     first = LEVEL_JOINT_NODES if node_limit is None else min(LEVEL_JOINT_NODES, int(node_limit))
     res = sess.solve(overlap=(center, k), node_limit=first)
     if res.certified:
