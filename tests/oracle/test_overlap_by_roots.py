@@ -108,3 +108,22 @@ def test_session_without_listing_solves_every_root():
     res = overlap_by_roots(sess, S[0], 2, incumbent=inc)
     assert sess.calls == 6  # C(4, 2) roots
     np.testing.assert_array_equal(res.support, canon)
+
+
+def test_root_with_too_many_members_is_solved_instead(monkeypatch):
+    """A root whose listing would exceed ROOT_LIST_MAX members gets its optimum call: with a cap of
+    0, any root holding a member below the incumbent's window is solved, and the answer is still
+    brute force's."""
+    from dpbench.core.oracle import threshold
+
+    monkeypatch.setattr(threshold, "ROOT_LIST_MAX", 0)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    center = S[0]
+    Sl, scl, vmin, canon = _level(S, sc, center, 2)
+    inc = OracleResult(Sl[-1], float(scl[-1]), -np.inf, "work_limit", 0, 0.0)
+    sess = _Counting(trial.oracle("highs"))
+    res = overlap_by_roots(sess, center, 2, incumbent=inc)
+    assert sess.log.count("solve") >= 2  # the worst member's window holds members of other roots
+    np.testing.assert_array_equal(res.support, canon)
+    np.testing.assert_allclose(res.objective, vmin, rtol=1e-12)
