@@ -127,3 +127,17 @@ def test_root_with_too_many_members_is_solved_instead(monkeypatch):
     assert sess.log.count("solve") >= 2  # the worst member's window holds members of other roots
     np.testing.assert_array_equal(res.support, canon)
     np.testing.assert_allclose(res.objective, vmin, rtol=1e-12)
+
+
+def test_session_listing_by_calls_solves_every_root():
+    """A session whose listing is repeated optimum calls (``threshold_by_calls``) keeps one optimum
+    call per root: listing a root would cost at least that call."""
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    S, sc = enumerate_all(trial)
+    Sl, scl, vmin, canon = _level(S, sc, S[0], 2)
+    sess = _Counting(trial.oracle("highs"))
+    sess.threshold_by_calls = True
+    inc = OracleResult(Sl[-1], float(scl[-1]), -np.inf, "work_limit", 0, 0.0)
+    res = overlap_by_roots(sess, S[0], 2, incumbent=inc)
+    assert sess.log == ["solve"] * 6  # C(4, 2) roots, none listed
+    np.testing.assert_array_equal(res.support, canon)

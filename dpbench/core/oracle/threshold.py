@@ -200,13 +200,16 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     answers = []
     tau = math.inf
     below = getattr(session, "supports_below", None)  # optional: a session wrapping only ``solve`` lacks it
-    if below is None:
+    # A session that lists by repeated optimum calls (``threshold_by_calls``) would pay at least the
+    # root's optimum call anyway: it keeps one call per root.
+    if below is None or getattr(session, "threshold_by_calls", False):
         first = None
+    order = list(range(len(roots)))
     if first is not None:
-        roots.insert(0, roots.pop(first))
-    for i, K in enumerate(roots):
+        order.insert(0, order.pop(first))
+    for i, K in ((i, roots[i]) for i in order):
         out = np.setdiff1d(center, K)
-        if i == 0 or first is None:
+        if i == order[0] or first is None:
             answers.append(_root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw)))
             if first is not None:
                 U = min(float(incumbent.objective), answers[0][1].min(initial=math.inf))
@@ -218,8 +221,12 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
             continue
         sc = np.asarray(res.scores, dtype=np.float64)
         lower = min(float(res.lower_bound), float(sc.min(initial=math.inf)))
+        status = "optimal" if res.certified else (res.status if res.status in ("work_limit", "time_limit") else "error")
         answers.append((np.asarray(res.supports, dtype=np.int64).reshape(-1, center.size), sc, bool(res.certified),
-                        str(res.status), lower, int(res.nodes) + int(res.calls)))
+                        status, lower, int(res.nodes) + int(res.calls)))
+    # back in root order: the level's status is that of the first root stopped, whichever root was
+    # solved first (as without an incumbent)
+    answers = [a for _, a in sorted(zip(order, answers), key=lambda x: x[0])]
     iters = int(sum(a[5] for a in answers))
     lower = float(min((a[4] for a in answers), default=math.inf))
     certified = all(a[2] for a in answers)
