@@ -67,6 +67,28 @@ def lexmin(supports):
     return S[np.lexsort(S.T[::-1])[0]].copy()
 
 
+def canonical_minimum(supports, scores):
+    """The canonical minimum of scored supports: the lexicographically smallest support among
+    those tied (:func:`~dpbench.core.oracle.limits.tie_bar`) with the smallest score, as every
+    oracle backend returns it.
+
+    Parameters
+    ----------
+    supports : ndarray of shape (B, s), int64, rows sorted, B >= 1
+    scores : ndarray of shape (B,), float64
+
+    Returns
+    -------
+    support : ndarray of shape (s,), int64
+    score : float
+        Its score as given.
+    """
+    S, sc = np.asarray(supports, dtype=np.int64), np.asarray(scores, dtype=np.float64)
+    ok = sc <= tie_bar(float(sc.min()))
+    best = lexmin(S[ok])
+    return best, float(sc[ok][np.flatnonzero((S[ok] == best).all(axis=1))[0]])
+
+
 def break_ties(solve, res, *, exclude=(), max_ties=64, **kw):
     """The canonical optimum: the lexicographically smallest support tied (:data:`TIE_RTOL`)
     with a certified optimum ``res``, found by repeated calls with no-good cuts.

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from dpbench.core.contracts.oracle import OracleResult, ThresholdResult
-from dpbench.core.oracle.limits import lexmin, tie_bar
+from dpbench.core.oracle.limits import canonical_minimum, tie_bar
 
 def rank_threshold(threshold: float, rank: int | None, *score_arrays) -> float:
     """``min(threshold, rank-th smallest value among score_arrays)`` (threshold if fewer values).
@@ -196,37 +196,33 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     if incumbent is not None and incumbent.support is not None and math.isfinite(float(incumbent.objective)):
         K0 = np.intersect1d(center, np.asarray(incumbent.support, dtype=np.int64))
         first = next((i for i, K in enumerate(roots) if np.array_equal(K, K0)), None)
-    # per root: (supports (m, s), scores (m,), certified, status, lower bound, work)
-    answers = []
-    tau = math.inf
     below = getattr(session, "supports_below", None)  # optional: a session wrapping only ``solve`` lacks it
     # A session that lists by repeated optimum calls (``threshold_by_calls``) would pay at least the
     # root's optimum call anyway: it keeps one call per root.
     if below is None or getattr(session, "threshold_by_calls", False):
         first = None
-    order = list(range(len(roots)))
-    if first is not None:
-        order.insert(0, order.pop(first))
-    for i, K in ((i, roots[i]) for i in order):
-        out = np.setdiff1d(center, K)
-        if i == order[0] or first is None:
-            answers.append(_root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw)))
-            if first is not None:
-                U = min(float(incumbent.objective), answers[0][1].min(initial=math.inf))
-                tau = float(tie_bar(tie_bar(U)))
-            continue
-        res = below(tau, fixed_in=K, fixed_out=out, max_count=ROOT_LIST_MAX, **kw)
+
+    def solve(K, extra_work=0):
+        return _root_by_call(session.solve(fixed_in=K, fixed_out=np.setdiff1d(center, K), **kw), extra_work)
+
+    def listed(K, tau):
+        res = below(tau, fixed_in=K, fixed_out=np.setdiff1d(center, K), max_count=ROOT_LIST_MAX, **kw)
         if res.status == "max_count":  # many members near U: the root's optimum call is cheaper
-            answers.append(_root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw), int(res.nodes)))
-            continue
+            return solve(K, int(res.nodes))
         sc = np.asarray(res.scores, dtype=np.float64)
         lower = min(float(res.lower_bound), float(sc.min(initial=math.inf)))
         status = "optimal" if res.certified else (res.status if res.status in ("work_limit", "time_limit") else "error")
-        answers.append((np.asarray(res.supports, dtype=np.int64).reshape(-1, center.size), sc, bool(res.certified),
-                        status, lower, int(res.nodes) + int(res.calls)))
-    # back in root order: the level's status is that of the first root stopped, whichever root was
-    # solved first (as without an incumbent)
-    answers = [a for _, a in sorted(zip(order, answers), key=lambda x: x[0])]
+        return (np.asarray(res.supports, dtype=np.int64).reshape(-1, center.size), sc, bool(res.certified), status,
+                lower, int(res.nodes) + int(res.calls))
+
+    # per root, in root order: (supports (m, s), scores (m,), certified, status, lower bound, work)
+    tau = math.inf
+    if first is None:
+        answers = [solve(K) for K in roots]
+    else:
+        head = solve(roots[first])
+        tau = float(tie_bar(tie_bar(min(float(incumbent.objective), head[1].min(initial=math.inf)))))
+        answers = [head if i == first else listed(K, tau) for i, K in enumerate(roots)]
     iters = int(sum(a[5] for a in answers))
     lower = float(min((a[4] for a in answers), default=math.inf))
     certified = all(a[2] for a in answers)
@@ -234,8 +230,8 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     # depends on the machine, not only on the data (work_limit and suboptimal are deterministic)
     bad = sorted((a[3] for a in answers if not a[2]), key=lambda st: st in ("work_limit", "suboptimal"))
     status = "optimal" if certified else (bad[0] if bad else "error")
-    listed = "" if first is None or len(roots) < 2 else f", {len(roots) - 1} of them listed below {tau:.6g}"
-    msg = f"minimum over {len(answers)} roots (kept subsets of the center){listed}, {iters} iterations/nodes"
+    how = "" if first is None or len(roots) < 2 else f", {len(roots) - 1} of them listed below {tau:.6g}"
+    msg = f"minimum over {len(answers)} roots (kept subsets of the center){how}, {iters} iterations/nodes"
     found = [a for a in answers if len(a[1])]
     if not found:
         return OracleResult(None, math.inf, lower, "infeasible" if certified else status, iters,
@@ -245,10 +241,7 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     if len(window) > 1 and certified:
         return None
     best = min(found, key=lambda a: float(a[1].min()))
-    S, sc = best[0], best[1]
-    ok = sc <= tie_bar(float(sc.min()))
-    support = lexmin(S[ok])
-    objective = float(sc[ok][np.flatnonzero((S[ok] == support).all(axis=1))[0]])
+    support, objective = canonical_minimum(best[0], best[1])
     return OracleResult(np.sort(support), objective, min(lower, objective), status, iters,
                         time.perf_counter() - t0, msg)
 

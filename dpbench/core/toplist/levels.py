@@ -42,7 +42,7 @@ import numpy as np
 from dpbench.core.contracts.oracle import OracleResult
 from dpbench.core.oracle.threshold import overlap_by_roots
 from dpbench.core.supports import iter_supports, single_swaps
-from dpbench.core.oracle.limits import NODE_LIMIT, lexmin, tie_bar
+from dpbench.core.oracle.limits import NODE_LIMIT, canonical_minimum, tie_bar
 
 #: Chunk of supports scored per call when enumerating a swap level.
 _CHUNK = 200_000
@@ -276,28 +276,6 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, nod
         return _level_by_oracle(trial.oracle(name), center, trial.s - t, node_limit)
 
     return trial.shared(("swap_level", name, int(t)), compute)
-
-
-def canonical_minimum(supports, scores):
-    """The canonical minimum of scored supports: the lexicographically smallest support among
-    those tied (:func:`~dpbench.core.oracle.limits.tie_bar`) with the smallest score, as every
-    oracle backend returns it.
-
-    Parameters
-    ----------
-    supports : ndarray of shape (B, s), int64, rows sorted, B >= 1
-    scores : ndarray of shape (B,), float64
-
-    Returns
-    -------
-    support : ndarray of shape (s,), int64
-    score : float
-        Its score as given.
-    """
-    S, sc = np.asarray(supports, dtype=np.int64), np.asarray(scores, dtype=np.float64)
-    ok = sc <= tie_bar(float(sc.min()))
-    best = lexmin(S[ok])
-    return best, float(sc[ok][np.flatnonzero((S[ok] == best).all(axis=1))[0]])
 
 
 def level_minimum_from_list(trial, solver, t: int, listing):
