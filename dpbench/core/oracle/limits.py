@@ -33,6 +33,17 @@ MASTER_NODE_LIMIT = 1_000_000
 #: certify within it goes on with the branch and bound over the screened survivors
 #: (node relaxations), keeping the bound the search proved.
 GERSHGORIN_NODES = 2_000
+#: Nodes of one call's branch and bound that solve their own k-support relaxation
+#: (:class:`~dpbench.core.oracle.options.OracleOptions` ``relax_nodes``, ``relax_overlap_nodes``);
+#: later nodes inherit their parent's dual point. Until issue 22's eighth session this was
+#: 2 000, and the long searches then ran almost wholly on inherited bounds, which hardly rise
+#: with depth: shipp's level-5 threshold search took 62 817 nodes (75 s) and 10 341 (22 s)
+#: with every node relaxed; gravier's optimum stopped at 100 000 nodes with an 8.65 % gap,
+#: and with every node relaxed found a better support and a 2.3 % gap. Not unlimited: a
+#: search that cannot certify runs to its node limit, and there a relaxed node costs several
+#: times an inherited one (the toeplitz n = 200, p = 10 000 trial: 343 s with 2 000, 391 s
+#: with 20 000, 474 s with every node; docs/performance.md).
+RELAX_NODES = 20_000
 #: MILP nodes of a master solved before the k-support relaxation of a call (a probe over
 #: the features the cut screening kept; :class:`~dpbench.core.oracle.session.OASession`). The
 #: probes of the issue-15 instances close in a handful of nodes (toeplitz Lambda = 120, Khan

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from dpbench.core.oracle.limits import (FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
-                                        NODE_LIMIT, SAFETY_TIME_LIMIT)
+                                        NODE_LIMIT, RELAX_NODES, SAFETY_TIME_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,14 @@ class OracleOptions:
         Wall-clock safety net in seconds per call (runaway calls only; status ``time_limit``).
     gershgorin : bool
         Schur-complement/Gershgorin ridge bound in the overlap branch and bound.
-    relax_after, relax_cand, relax_bnb, relax_bnb_max, relax_nodes, relax_overlap_nodes, relax_overlap_after
-        When the k-support relaxation runs and how much work it may take (counts).
+    relax_after, relax_cand, relax_bnb, relax_bnb_max, relax_overlap_after
+        When the k-support relaxation runs (counts).
+    relax_nodes, relax_overlap_nodes : int
+        Nodes per call of the survivors' branch and bound (optimum calls and threshold searches
+        without an overlap constraint), resp. of overlap calls, that solve their own k-support
+        relaxation; later nodes are bounded from their parent's dual point only (O(n p), no
+        solve), which leaves their bounds close to the parent's. Counts: deterministic.
+        :data:`RELAX_NODES` (was 2 000 until issue 22's eighth session; see docs/performance.md).
     relax_method : {"prox", "pg"}
         Node relaxation: active-set FISTA with the exact k-support prox, or the former projected gradient.
     """
@@ -64,8 +70,8 @@ class OracleOptions:
     relax_cand: int = 200
     relax_bnb: int = 1000
     relax_bnb_max: float = math.inf
-    relax_nodes: int = 2000
-    relax_overlap_nodes: int = 2000
+    relax_nodes: int = RELAX_NODES
+    relax_overlap_nodes: int = RELAX_NODES
     relax_overlap_after: int = 300
     gershgorin_nodes: int = GERSHGORIN_NODES
     first_master_nodes: int = FIRST_MASTER_NODES

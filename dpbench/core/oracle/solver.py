@@ -28,6 +28,11 @@ OA_PARAMS = {
                                "oracle call (deterministic; status work_limit)", int),
     "master_node_limit": Param(OracleOptions.master_node_limit, "work limit: MILP nodes of one master solve, passed to "
                                "the backend (deterministic with one thread)", int),
+    "relax_nodes": Param(OracleOptions.relax_nodes, "work limit: nodes of one call's branch and bound (optimum calls, "
+                         "threshold searches) that solve their own k-support relaxation; later nodes reuse their "
+                         "parent's dual point (deterministic)", int),
+    "relax_overlap_nodes": Param(OracleOptions.relax_overlap_nodes, "work limit: the same for calls with an overlap "
+                                 "constraint (the swap levels of topr and mistakes; deterministic)", int),
     "relax_method": Param(OracleOptions.relax_method, "node relaxation of the branch and bound: 'prox' (active-set FISTA with the "
                           "exact k-support prox, warm-started from the parent) or 'pg' (the former projected "
                           "gradient on the relaxed indicators; comparisons)", str),

@@ -1,0 +1,103 @@
+"""The node-relaxation budget of a call (``relax_nodes``, ``relax_overlap_nodes``; limits.RELAX_NODES).
+
+A call's branch and bound solves the k-support relaxation at its first ``relax_nodes`` nodes and
+bounds later ones from their parent's dual point. The budget is a count: exactly
+min(budget, eligible nodes) relaxations run, whatever the machine, and the answer is the brute-force
+optimum (and threshold list) for every budget, since every bound is valid either way.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from dpbench.bench.registry import registry
+from dpbench.core.oracle.constraints import ConstraintSet
+from dpbench.core.oracle.limits import RELAX_NODES
+from dpbench.core.oracle.options import OracleOptions
+from dpbench.core.score import RidgeScore
+from helpers.relaxation import tied_problem
+
+S_SIZE = 3
+
+
+def _session(score, **params):
+    """A highs session whose optimum calls take the survivors' branch and bound from the first master
+    (as test_child_bounds does), with node relaxations counted in ``sess.relaxed``."""
+    sess = registry().solver("highs")(enum_limit=0, leaf_limit=5, gershgorin=False, **params).session(score, S_SIZE)
+    sess.relax_after, sess.relax_bnb, sess.relax_cand = 0, 1000, 0
+    sess.relaxed = 0
+    inner = sess._relax_node
+
+    def counted(*a, **kw):
+        sess.relaxed += 1
+        return inner(*a, **kw)
+
+    sess._relax_node = counted
+    return sess
+
+
+def _brute(score, p, **cons):
+    S = np.array(list(itertools.combinations(range(p), S_SIZE)), dtype=np.int64)
+    vals = score(S)
+    ok = ConstraintSet.build(p, S_SIZE, **cons).feasible_mask(S)
+    return S[ok], vals[ok]
+
+
+def test_the_default_budget_is_the_documented_one_and_a_solver_parameter():
+    assert OracleOptions().relax_nodes == OracleOptions().relax_overlap_nodes == RELAX_NODES == 20_000
+    highs = registry().solver("highs")
+    assert highs.params["relax_nodes"].default == highs.params["relax_overlap_nodes"].default == RELAX_NODES
+    X, y = tied_problem(0, n=20, p=12, dup=False)
+    sess = highs(relax_nodes=7, relax_overlap_nodes=9).session(RidgeScore(X, y, lam=1.0, r=1.1), S_SIZE)
+    assert (sess.relax_nodes, sess.relax_overlap_nodes) == (7, 9)
+
+
+@pytest.mark.parametrize("lam,r", [(0.1, 1.1), (1.0, np.inf)])
+def test_exactly_the_budget_of_nodes_is_relaxed_and_the_answer_is_brute_force(lam, r):
+    p = 30
+    checked = 0
+    for seed in range(3):
+        X, y = tied_problem(seed, n=25, p=p, dup=seed % 2 == 0)
+        score = RidgeScore(X, y, lam=lam, r=r)
+        S, vals = _brute(score, p)
+        opt = float(vals.min())
+        canonical = S[vals <= opt * (1 + 1e-9)]
+        canonical = canonical[np.lexsort(canonical.T[::-1])[0]].tolist()
+        every = _session(score, relax_nodes=10**9)
+        res = every.solve()
+        eligible = every.relaxed  # every node that takes a relaxation when the budget allows all
+        for budget in sorted({1, max(1, eligible // 2), eligible, 10**9}):
+            sess = _session(score, relax_nodes=budget)
+            got = sess.solve()
+            # The runs coincide node for node until the budget is spent, so a budget below the
+            # eligible count is spent exactly; a larger one relaxes every eligible node.
+            assert sess.relaxed == min(budget, eligible)
+            assert got.status == "optimal" and abs(got.objective - opt) <= 1e-9 * max(1.0, opt), (got, opt)
+            assert got.support.tolist() == canonical
+            assert got.lower_bound <= opt + 1e-9 * max(1.0, opt)
+        if eligible > 2:
+            checked += 1
+            assert res.status == "optimal"
+    assert checked > 0  # some search needed more than two relaxed nodes: the budget was exercised
+
+
+def test_overlap_budget_bounds_the_relaxations_of_a_threshold_search():
+    p = 30
+    X, y = tied_problem(1, n=25, p=p, dup=False)
+    score = RidgeScore(X, y, lam=0.1, r=1.1)
+    S, vals = _brute(score, p)
+    tau = float(np.sort(vals)[60])
+    want = {tuple(row) for row in S[vals <= tau].tolist()}
+    counts = {}
+    for budget in (1, 3, 10**9):
+        sess = _session(score, relax_overlap_nodes=budget)
+        sess.relax_overlap_after = 0
+        below = sess.supports_below(tau, overlap=(np.arange(5), 1))
+        assert below.certified
+        ok = ConstraintSet.build(p, S_SIZE, overlap=(np.arange(5), 1)).feasible_mask(S)
+        assert {tuple(row) for row in below.supports.tolist()} == {tuple(row) for row in S[ok & (vals <= tau)].tolist()}
+        assert want >= {tuple(row) for row in below.supports.tolist()}
+        counts[budget] = sess.relaxed
+    assert counts[1] <= 1 and counts[3] <= 3
+    assert counts[10**9] > 3  # the search has more eligible nodes than the small budgets allow
