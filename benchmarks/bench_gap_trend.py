@@ -31,19 +31,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 LIMITS = {"gravier": (20_000, 100_000, 400_000), "toeplitz_level5": (2_000, 10_000, 40_000)}
 
 
-def _trial(name):
-    if name == "gravier":
-        from bench_real_data import make_trial
+def search_trial(name):
+    """A fresh trial (empty caches) for a search named ``toeplitz...`` (the n = 200, p = 10 000 trial
+    of ``--seed 0``) or ``SET`` / ``SET_...`` (the real data set SET at Lambda = 10, ``standardize``)."""
+    if name.startswith("toeplitz"):
+        from bench_oracle_scale import make_trial
 
-        return make_trial("gravier", 10.0, "standardize")
-    from bench_oracle_scale import make_trial
+        return make_trial(0, n=200, p=10_000, s=5, lam=10.0)
+    from bench_real_data import make_trial
 
-    return make_trial(0, n=200, p=10_000, s=5, lam=10.0)
+    return make_trial(name.split("_")[0], 10.0, "standardize")
 
 
 def gap_row(name, node_limit):
     """One search of ``name`` to ``node_limit`` nodes, in a fresh trial: a dict (JSON row)."""
-    tr = _trial(name)
+    tr = search_trial(name)
     sess = tr.oracle("highs")
     extra = {}
     if name == "toeplitz_level5":

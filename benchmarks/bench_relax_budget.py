@@ -32,24 +32,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from bench_gap_trend import search_trial  # noqa: E402  (the benchmarks folder is on the path now)
+
 #: The searches, with the threshold of the two level searches (None: an optimum call).
 SEARCHES = {"shipp_level5": 8.452282675770185, "toeplitz_level5": 23.57, "gravier": None}
 BUDGETS = (2_000, 20_000, 1_000_000_000)
 
 
-def _trial(name):
-    if name == "toeplitz_level5":
-        from bench_oracle_scale import make_trial
-
-        return make_trial(0, n=200, p=10_000, s=5, lam=10.0)
-    from bench_real_data import make_trial
-
-    return make_trial(name.split("_")[0], 10.0, "standardize")
-
-
 def budget_row(name, budget, node_limit):
     """One search of ``name`` with ``budget`` relaxed nodes, in a fresh trial: a dict (JSON row)."""
-    trial = _trial(name)
+    trial = search_trial(name)
     sess = trial.oracle("highs")
     tau = SEARCHES[name]
     extra = {}
