@@ -38,4 +38,7 @@ def test_the_stored_boxes_give_the_documented_shares(bench):
     stored = json.loads(STORED.read_text())
     [row] = [r for r in stored["shares"] if r["epsilon"] == 1.0]
     [got] = bench.decided_shares(stored["boxes"], [1.0], [20], 2000)  # one cell of the table: 2000 seeds
-    assert got["all_decided_20"] == row["all_decided_20"] and got["p_last"] == row["p_last"]
+    assert got["all_decided_20"] == row["all_decided_20"]  # a count of seeds over 2000: exact
+    # probabilities summed in log space: the last bits depend on the CPU's vector width (the stored
+    # 0.9959838038102948 came back as ...947 on another processor of the same kind of machine)
+    assert got["p_last"] == pytest.approx(row["p_last"], rel=1e-12, abs=0)
