@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from dpbench.bench.registry import registry
+from dpbench.core.errors import UserInputError
 from dpbench.core.oracle.constraints import ConstraintSet
 from dpbench.core.oracle.limits import RELAX_NODES
 from dpbench.core.oracle.options import OracleOptions
@@ -51,6 +52,14 @@ def test_the_default_budget_is_the_documented_one_and_a_solver_parameter():
     X, y = tied_problem(0, n=20, p=12, dup=False)
     sess = highs(relax_nodes=7, relax_overlap_nodes=9).session(RidgeScore(X, y, lam=1.0, r=1.1), S_SIZE)
     assert (sess.relax_nodes, sess.relax_overlap_nodes) == (7, 9)
+
+
+@pytest.mark.parametrize("name", ["relax_nodes", "relax_overlap_nodes", "node_limit", "leaf_limit", "master_cuts"])
+def test_a_negative_count_is_refused_when_the_solver_is_configured(name):
+    highs = registry().solver("highs")
+    with pytest.raises(UserInputError, match=rf"highs\.{name}='-1' must lie in \[0, inf\)"):
+        highs(**{name: "-1"})
+    assert highs(**{name: 0}).config[name] == 0  # zero is a count too (no relaxations, no nodes)
 
 
 @pytest.mark.parametrize("lam,r", [(0.1, 1.1), (1.0, np.inf)])

@@ -8,31 +8,35 @@ from dpbench.core.oracle.constraints import require_positive_lam
 from dpbench.core.oracle.options import OracleOptions
 from dpbench.core.oracle.session import OASession
 
+#: The range of a count parameter (a work limit or a size): negative values are refused when the
+#: solver is configured, before any trial (0 is allowed: no nodes, no relaxations, ...).
+COUNT = (0, None, "both")
+
 #: Parameters of every outer-approximation backend (``highs``, ``gurobi``, ``pyomo``): the user-facing
 #: :class:`OracleOptions`, with their defaults taken from it.
 OA_PARAMS = {
     "screen": Param(OracleOptions.screen, "safe screening of features that cannot enter an optimal support", bool),
     "max_cut_mb": Param(OracleOptions.max_cut_mb, "memory cap (MB) of the global cut pool kept across calls", float),
-    "master_cuts": Param(OracleOptions.master_cuts, "pool cuts seeded into each master MILP (strongest at the incumbent)", int),
-    "enum_limit": Param(OracleOptions.enum_limit, "calls with at most this many feasible supports are enumerated exactly", int),
+    "master_cuts": Param(OracleOptions.master_cuts, "pool cuts seeded into each master MILP (strongest at the incumbent)", int, interval=COUNT),
+    "enum_limit": Param(OracleOptions.enum_limit, "calls with at most this many feasible supports are enumerated exactly", int, interval=COUNT),
     "leaf_limit": Param(OracleOptions.leaf_limit, "branch-and-bound nodes with at most this many completions are scored "
-                        "exhaustively instead of branching (tests and tuning)", int),
+                        "exhaustively instead of branching (tests and tuning)", int, interval=COUNT),
     "gershgorin": Param(OracleOptions.gershgorin, "Schur-complement/Gershgorin ridge bound in the branch and bound of overlap "
                         "calls (completion_bounds); off = cut bounds only (ablation)", bool),
     "gershgorin_nodes": Param(OracleOptions.gershgorin_nodes, "work limit: nodes of the Schur/Gershgorin branch and bound "
                               "an unconstrained call tries when the k-support relaxation leaves a gap "
-                              "(0 = never; deterministic)", int),
+                              "(0 = never; deterministic)", int, interval=COUNT),
     "node_limit": Param(OracleOptions.node_limit, "work limit: branch-and-bound nodes per oracle call (deterministic; "
-                        "a call that reaches it returns status work_limit, uncertified)", int),
+                        "a call that reaches it returns status work_limit, uncertified)", int, interval=COUNT),
     "master_iterations": Param(OracleOptions.master_iterations, "work limit: outer-approximation master solves per "
-                               "oracle call (deterministic; status work_limit)", int),
+                               "oracle call (deterministic; status work_limit)", int, interval=COUNT),
     "master_node_limit": Param(OracleOptions.master_node_limit, "work limit: MILP nodes of one master solve, passed to "
-                               "the backend (deterministic with one thread)", int),
+                               "the backend (deterministic with one thread)", int, interval=COUNT),
     "relax_nodes": Param(OracleOptions.relax_nodes, "work limit: nodes of one call's branch and bound (optimum calls, "
                          "threshold searches) that solve their own k-support relaxation; later nodes reuse their "
-                         "parent's dual point (deterministic)", int),
+                         "parent's dual point (deterministic)", int, interval=COUNT),
     "relax_overlap_nodes": Param(OracleOptions.relax_overlap_nodes, "work limit: the same for calls with an overlap "
-                                 "constraint (the swap levels of topr and mistakes; deterministic)", int),
+                                 "constraint (the swap levels of topr and mistakes; deterministic)", int, interval=COUNT),
     "relax_method": Param(OracleOptions.relax_method, "node relaxation of the branch and bound: 'prox' (active-set FISTA with the "
                           "exact k-support prox, warm-started from the parent) or 'pg' (the former projected "
                           "gradient on the relaxed indicators; comparisons)", str),
