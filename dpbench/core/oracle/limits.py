@@ -37,9 +37,9 @@ GERSHGORIN_NODES = 2_000
 #: (:class:`~dpbench.core.oracle.options.OracleOptions` ``relax_nodes``, ``relax_overlap_nodes``);
 #: later nodes inherit their parent's dual point. Until issue 22's eighth session this was
 #: 2 000, and the long searches then ran almost wholly on inherited bounds, which hardly rise
-#: with depth: shipp's level-5 threshold search took 62 817 nodes (75 s) and 10 341 (22 s)
-#: with every node relaxed; gravier's optimum stopped at 100 000 nodes with an 8.65 % gap,
-#: and with every node relaxed found a better support and a 2.3 % gap. Not unlimited: a
+#: with depth: shipp's level-5 threshold search took 62 817 nodes (75 s) and 10 341 (28 s)
+#: with every node relaxed; gravier's optimum stopped at 100 000 nodes with an 8.74 % gap,
+#: and with every node relaxed found a better support and a 2.33 % gap. Not unlimited: a
 #: search that cannot certify runs to its node limit, and there a relaxed node costs several
 #: times an inherited one (the toeplitz n = 200, p = 10 000 trial: 343 s with 2 000, 391 s
 #: with 20 000, 474 s with every node; docs/performance.md).

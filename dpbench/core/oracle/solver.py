@@ -17,8 +17,10 @@ COUNT = (0, None, "both")
 OA_PARAMS = {
     "screen": Param(OracleOptions.screen, "safe screening of features that cannot enter an optimal support", bool),
     "max_cut_mb": Param(OracleOptions.max_cut_mb, "memory cap (MB) of the global cut pool kept across calls", float),
-    "master_cuts": Param(OracleOptions.master_cuts, "pool cuts seeded into each master MILP (strongest at the incumbent)", int, interval=COUNT),
-    "enum_limit": Param(OracleOptions.enum_limit, "calls with at most this many feasible supports are enumerated exactly", int, interval=COUNT),
+    "master_cuts": Param(OracleOptions.master_cuts, "pool cuts seeded into each master MILP (strongest at the incumbent)",
+                         int, interval=COUNT),
+    "enum_limit": Param(OracleOptions.enum_limit, "calls with at most this many feasible supports are enumerated exactly",
+                        int, interval=COUNT),
     "leaf_limit": Param(OracleOptions.leaf_limit, "branch-and-bound nodes with at most this many completions are scored "
                         "exhaustively instead of branching (tests and tuning)", int, interval=COUNT),
     "gershgorin": Param(OracleOptions.gershgorin, "Schur-complement/Gershgorin ridge bound in the branch and bound of overlap "
