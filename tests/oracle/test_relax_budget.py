@@ -74,7 +74,7 @@ def test_exactly_the_budget_of_nodes_is_relaxed_and_the_answer_is_brute_force(la
         canonical = S[vals <= opt * (1 + 1e-9)]
         canonical = canonical[np.lexsort(canonical.T[::-1])[0]].tolist()
         every = _session(score, relax_nodes=10**9)
-        res = every.solve()
+        assert every.solve().support.tolist() == canonical
         eligible = every.relaxed  # every node that takes a relaxation when the budget allows all
         for budget in sorted({1, max(1, eligible // 2), eligible, 10**9}):
             sess = _session(score, relax_nodes=budget)
@@ -85,9 +85,7 @@ def test_exactly_the_budget_of_nodes_is_relaxed_and_the_answer_is_brute_force(la
             assert got.status == "optimal" and abs(got.objective - opt) <= 1e-9 * max(1.0, opt), (got, opt)
             assert got.support.tolist() == canonical
             assert got.lower_bound <= opt + 1e-9 * max(1.0, opt)
-        if eligible > 2:
-            checked += 1
-            assert res.status == "optimal"
+        checked += eligible > 2
     assert checked > 0  # some search needed more than two relaxed nodes: the budget was exercised
 
 
@@ -95,18 +93,17 @@ def test_overlap_budget_bounds_the_relaxations_of_a_threshold_search():
     p = 30
     X, y = tied_problem(1, n=25, p=p, dup=False)
     score = RidgeScore(X, y, lam=0.1, r=1.1)
-    S, vals = _brute(score, p)
-    tau = float(np.sort(vals)[60])
-    want = {tuple(row) for row in S[vals <= tau].tolist()}
+    overlap = (np.arange(5), 1)
+    S, vals = _brute(score, p, overlap=overlap)
+    tau = float(np.sort(_brute(score, p)[1])[60])
+    want = {tuple(row) for row in S[vals <= tau].tolist()}  # the level's members below tau
     counts = {}
     for budget in (1, 3, 10**9):
         sess = _session(score, relax_overlap_nodes=budget)
         sess.relax_overlap_after = 0
-        below = sess.supports_below(tau, overlap=(np.arange(5), 1))
+        below = sess.supports_below(tau, overlap=overlap)
         assert below.certified
-        ok = ConstraintSet.build(p, S_SIZE, overlap=(np.arange(5), 1)).feasible_mask(S)
-        assert {tuple(row) for row in below.supports.tolist()} == {tuple(row) for row in S[ok & (vals <= tau)].tolist()}
-        assert want >= {tuple(row) for row in below.supports.tolist()}
+        assert {tuple(row) for row in below.supports.tolist()} == want
         counts[budget] = sess.relaxed
     assert counts[1] <= 1 and counts[3] <= 3
     assert counts[10**9] > 3  # the search has more eligible nodes than the small budgets allow
