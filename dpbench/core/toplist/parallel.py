@@ -31,7 +31,7 @@ import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["can_fork", "in_dask_task", "map_calls", "usable_workers"]
+__all__ = ["can_fork", "in_dask_task", "map_calls", "map_calls_beside", "map_session_calls", "usable_workers"]
 
 #: (function, argument tuples) of the running map, read by the forked children.
 _TASK = None
@@ -147,3 +147,75 @@ def map_calls(fn, args, workers: int = 1) -> list:
             return list(ex.map(_run, range(len(args))))
     finally:
         _TASK = None
+
+
+def map_calls_beside(fn, args, workers: int, here):
+    """``(here(), [fn(*a) for a in args])``, the calls on up to ``workers - 1`` forked processes
+    while ``here()`` runs in this process.
+
+    For a call whose effects on the caller's objects must stay (an optimum call adds cuts to
+    its session that later calls read) beside calls that change nothing but caches: the
+    caller's objects then end as after a serial run, for any ``workers``. The calls' processes
+    are forked before ``here()`` starts, so they see the caller's objects as ``here()`` found
+    them; run in this process (one worker, no fork, or inside a dask task, where the calls are
+    the cluster's tasks), the calls come first, for the same reason.
+
+    Parameters
+    ----------
+    fn, args
+        As for :func:`map_calls`.
+    workers : int
+        Processes in all, this one included.
+    here : callable
+        Called with no arguments, in this process.
+
+    Returns
+    -------
+    tuple
+        ``here()``'s result and the calls' results in the order of ``args``.
+    """
+    global _TASK
+    args = list(args)
+    n = min(int(workers) - 1, len(args), (os.cpu_count() or 1) - 1)
+    if n < 1 or not can_fork() or in_dask_task():
+        results = map_calls(fn, args, workers)
+        return here(), results
+    _TASK = (fn, args)
+    try:
+        with ProcessPoolExecutor(n, mp_context=mp.get_context("fork")) as ex:
+            futures = [ex.submit(_run, i) for i in range(len(args))]  # forked now, before here() runs
+            out = here()
+            return out, [f.result() for f in futures]
+    finally:
+        _TASK = None
+
+
+def _keeping_caches(fn, session, *args):
+    """``fn(session, *args)`` and what it added to the session's data caches (a copy's are lost)."""
+    caches = getattr(session, "data_caches", lambda: {})  # optional: a wrapper session may lack it
+    before = caches()
+    out = fn(session, *args)
+    # only what this call added: what the copy inherited is not sent back again
+    return out, {k: v for k, v in caches().items() if k not in before}
+
+
+def map_session_calls(session, fn, args, workers: int = 1, here=None):
+    """``[fn(session, *a) for a in args]`` by :func:`map_calls`, keeping what the calls learn of the data.
+
+    A call in a forked child or a cluster task runs on a copy of ``session``; what it computed
+    from the data alone (``session.data_caches()``, e.g. Gram-row tops over all p) comes back and
+    is installed in ``session`` (``adopt_data_caches``), so later calls do not compute it again.
+    Results are those of :func:`map_calls`, in the order of ``args``; with ``here`` (a callable
+    of no arguments), ``(here(), results)`` by :func:`map_calls_beside`.
+    """
+    calls = [(fn, session, *a) for a in args]
+    if here is None:
+        out, results = None, map_calls(_keeping_caches, calls, workers)
+    else:
+        out, results = map_calls_beside(_keeping_caches, calls, workers, here)
+    adopt = getattr(session, "adopt_data_caches", None)  # optional: a wrapper session may lack it
+    for _, caches in results:
+        if caches and adopt is not None:
+            adopt(caches)
+    results = [res for res, _ in results]
+    return results if here is None else (out, results)

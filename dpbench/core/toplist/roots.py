@@ -26,7 +26,7 @@ from dpbench.core.oracle.limits import tie_bar
 from dpbench.core.oracle.threshold import rank_threshold, supports_below_by_calls
 from dpbench.core.toplist.levels import (SEED_SUPPORTS, THRESHOLD_MAX_COUNT, _level_chunks, lex_order, max_level,
                                           seeded_pool)
-from dpbench.core.toplist.parallel import map_calls
+from dpbench.core.toplist.parallel import map_session_calls
 
 #: Nodes of a root's first threshold search when stalled roots with few members may switch to
 #: optimum calls (:func:`threshold_by_roots` with ``few_by_calls > 0``; the merge no longer asks).
@@ -96,7 +96,7 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
     with the same start: tau = ``threshold`` and the same ``known_scores``; with ``rank``, each
     call lowers its own tau with the R-th smallest of these and its members. Since no root's
     call depends on another's, they may run on ``workers`` processes
-    (:func:`~dpbench.core.toplist.parallel.map_calls`) with results, node counts and
+    (:func:`~dpbench.core.toplist.parallel.map_session_calls`) with results, node counts and
     certification independent of ``workers``; the union is then cut at the smallest of the
     roots' taus and the R-th smallest of ``known_scores`` and all members found (each a valid
     upper bound on the R-th score of the whole list).
@@ -142,16 +142,12 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
         K = np.array(K, dtype=np.int64)
         mine = ex[np.isin(ex, K).sum(axis=1) == K.size] if len(ex) else ex
         kw = dict(fixed_in=K, fixed_out=np.setdiff1d(center, K), exclude=list(mine), rank=rank, known_scores=known)
-        args.append((session, float(threshold), kw, node_limit, int(max_count), int(few_by_calls)))
-    results = map_calls(_one_root, args, workers)
-    adopt = getattr(session, "adopt_data_caches", None)  # optional: a wrapper session may lack it
-    for _, _, caches in results:  # what a copy of the session computed from the data alone
-        if caches and adopt is not None:
-            adopt(caches)
+        args.append((float(threshold), kw, node_limit, int(max_count), int(few_by_calls)))
+    results = map_session_calls(session, _search_root, args, workers)
     tau, lower, certified, status, msg = float(threshold), math.inf, True, "complete", ""
     nodes = calls = 0
     seconds = 0.0
-    for res, (n_extra, c_extra, sec_extra), _ in results:
+    for res, (n_extra, c_extra, sec_extra) in results:
         calls += int(res.calls) + c_extra
         nodes += int(res.nodes) + n_extra
         seconds += float(res.seconds) + sec_extra
@@ -161,8 +157,8 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
             certified = False
             if status == "complete":
                 status, msg = res.status, res.message
-    S = np.concatenate([np.zeros((0, s), dtype=np.int64)] + [r.supports for r, _, _ in results])
-    sc = np.concatenate([np.zeros(0)] + [np.asarray(r.scores, dtype=np.float64) for r, _, _ in results])
+    S = np.concatenate([np.zeros((0, s), dtype=np.int64)] + [r.supports for r, _ in results])
+    sc = np.concatenate([np.zeros(0)] + [np.asarray(r.scores, dtype=np.float64) for r, _ in results])
     # the roots' members are distinct supports outside known_scores: the pooled rank bound holds
     tau = rank_threshold(tau, rank, known, sc)
     keep = sc <= tau
@@ -175,16 +171,6 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
     order = lex_order(sc, S)
     msg = msg or f"threshold enumeration over {math.comb(s, s - t)} roots, {nodes} nodes"
     return ThresholdResult(S[order], sc[order], certified, float(lower), float(tau), status, calls, nodes, seconds, msg)
-
-
-def _one_root(session, tau, kw, node_limit, max_count, few_by_calls):
-    """One root of :func:`threshold_by_roots`: (ThresholdResult, (nodes, calls, seconds) of abandoned
-    attempts, the data caches this root computed, for the caller to adopt when this ran on a copy)."""
-    caches = getattr(session, "data_caches", lambda: {})  # optional: a wrapper session may lack it
-    before = caches()
-    res, extra = _search_root(session, tau, kw, node_limit, max_count, few_by_calls)
-    # only what this root added: what the copy inherited is not sent back again
-    return res, extra, {k: v for k, v in caches().items() if k not in before}
 
 
 def _search_root(session, tau, kw, node_limit, max_count, few_by_calls):
