@@ -8,6 +8,7 @@ work limit stops a root.
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -63,7 +64,7 @@ def test_incumbent_roots_match_brute_force(problem, lam, which):
         sess = _Counting(trial.oracle("highs"))
         res = overlap_by_roots(sess, center, s - t, incumbent=inc)
         n_roots = math.comb(s, s - t)
-        assert sess.log == ["solve"] + ["list"] * (n_roots - 1)
+        assert sess.log == ["list"] * (n_roots - 1) + ["solve"]  # the listed roots first, then the solved one
         # a tie that spans roots is the joint call's to break (None), as without an incumbent
         plain = overlap_by_roots(trial.oracle("highs"), center, s - t)
         if res is None:
@@ -141,3 +142,38 @@ def test_session_listing_by_calls_solves_every_root():
     res = overlap_by_roots(sess, S[0], 2, incumbent=inc)
     assert sess.log == ["solve"] * 6  # C(4, 2) roots, none listed
     np.testing.assert_array_equal(res.support, canon)
+
+
+def test_roots_on_two_processes_give_the_serial_answer_and_work():
+    """The roots' calls are independent (tau from the incumbent alone): run on two forked processes
+    they give the same support, bounds, status and work count as one after another."""
+    from dpbench.core.toplist.parallel import map_session_calls, usable_workers
+
+    problem = copies_problem(0, p=16, s=4)
+    checked = 0
+    for which in ("best", "worst"):
+        trial = highs_trial(problem, 2.0, enum_limit=0, leaf_limit=1)
+        S, sc = enumerate_all(trial)
+        center = S[0]
+        Sl, scl, vmin, canon = _level(S, sc, center, 2)
+        pick = 0 if which == "best" else len(scl) - 1
+        inc = OracleResult(Sl[pick], float(scl[pick]), -np.inf, "work_limit", 0, 0.0)
+        one = trial.oracle("highs")
+        serial = overlap_by_roots(one, center, 2, incumbent=inc)
+        fresh = highs_trial(problem, 2.0, enum_limit=0, leaf_limit=1)
+        sess = fresh.oracle("highs")
+        both = overlap_by_roots(sess, center, 2, incumbent=inc,
+                                beside=lambda fn, args, here: map_session_calls(sess, fn, args, 2, here))
+        assert (serial is None) == (both is None)
+        if serial is None:
+            continue
+        np.testing.assert_array_equal(both.support, serial.support)
+        np.testing.assert_array_equal(both.support, canon)
+        assert (both.objective, both.lower_bound, both.status, both.iterations) == \
+            (serial.objective, serial.lower_bound, serial.status, serial.iterations)
+        # the solved root's cuts stayed in the session as in the serial run: a later call does the same work
+        assert len(sess.pool) == len(one.pool) > 0
+        later = [x.solve(overlap=(center, 1)) for x in (one, sess)]
+        assert later[0].iterations == later[1].iterations and np.array_equal(later[0].support, later[1].support)
+        checked += 1
+    assert checked and usable_workers(2, 6) == min(2, os.cpu_count() or 1)

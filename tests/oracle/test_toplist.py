@@ -194,6 +194,30 @@ def test_map_calls_keeps_order_raises_and_stays_serial_where_it_cannot_fork(monk
     assert parallel.map_calls(_square_or_fail, [(2,), (6,)], workers=2) == [4, 36]
 
 
+def _pid_and(x):
+    return os.getpid(), x
+
+
+def test_map_calls_beside_runs_here_in_this_process_and_the_calls_in_forked_ones(monkeypatch):
+    """``here`` (an optimum call whose cuts must stay) runs in the caller; the calls (listings) on forked
+    processes started before it, or, when none can be forked, first and in the caller."""
+    from dpbench.core.toplist import parallel
+
+    order = []
+    here = lambda: order.append("here") or os.getpid()  # noqa: E731
+    out, res = parallel.map_calls_beside(_pid_and, [(i,) for i in (3, 1, 2)], 2, here)
+    assert out == os.getpid() and [x for _, x in res] == [3, 1, 2]
+    if parallel.can_fork() and (os.cpu_count() or 1) > 1:
+        assert all(pid != os.getpid() for pid, _ in res)
+    with pytest.raises(ValueError, match="three"):
+        parallel.map_calls_beside(_square_or_fail, [(1,), (3,)], 2, here)
+    order.clear()
+    calls_first = lambda x: order.append(x) or x  # noqa: E731  (in this process: seen in order)
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)
+    out, res = parallel.map_calls_beside(calls_first, [(7,), (8,)], 2, here)
+    assert order == [7, 8, "here"] and res == [7, 8] and out == os.getpid()
+
+
 def test_inside_a_dask_task_the_roots_become_cluster_tasks_with_the_serial_answer():
     """Issue 22, item 3: under ``--backend dask`` a level's roots spread over the cluster's workers
     (one task per root, at most ``workers`` at a time) and give the serial answer, node counts included."""

@@ -133,7 +133,7 @@ ROOT_LIST_MAX = 10_000
 
 
 def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
-                     incumbent: OracleResult | None = None) -> OracleResult | None:
+                     incumbent: OracleResult | None = None, beside=None) -> OracleResult | None:
     """The best support with ``|S ∩ center| = k`` as the minimum over its roots.
 
     The feasible set splits into the C(s, k) disjoint *roots* "K fixed in, center \\ K fixed
@@ -146,10 +146,9 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     against more than 20 000 for the joint search).
 
     Only the minimum over the roots is wanted, not each root's own minimum. With an
-    ``incumbent`` (a feasible support of the level and its score, e.g. from a short joint
-    call), the incumbent's root is solved first; its optimum v_0 and the incumbent bound the
-    level's minimum from above by U, and every other root only has to list its members with
-    score <= tau = tie_bar(tie_bar(U)) (:meth:`~dpbench.api.OracleSession.supports_below`),
+    ``incumbent`` (a feasible support of the level and its score U, e.g. from a short joint
+    call), the incumbent's root is solved, and every other root only has to list its members
+    with score <= tau = tie_bar(tie_bar(U)) (:meth:`~dpbench.api.OracleSession.supports_below`),
     usually none: a search that closes every node whose bound exceeds tau, where an optimum
     call on that root would have to close every node below the root's own, larger minimum
     (toeplitz n = 200, p = 10 000, level 4: the four other roots' minima lie 1.6-2.4 above
@@ -165,7 +164,15 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
         Work limit of each root's call (deterministic; None: the session's default).
     incumbent : OracleResult, optional
         A result whose ``support`` (if any) is a member of the level and ``objective`` its score.
-
+    beside : callable, optional
+        ``beside(fn, args, here)`` returns ``(here(), [fn(session, *a) for a in args])``, the
+        listed roots' calls ``fn`` perhaps on other processes while the incumbent's root is
+        solved by ``here`` in this one
+        (:func:`dpbench.core.toplist.parallel.map_session_calls`); default: the listed roots
+        first, then the solved root, in this process. The listed roots' tau comes from the
+        incumbent alone and a listing changes the session's caches only, so the answer, its
+        certification and the work count are the same however ``beside`` schedules them, and
+        the solved root's cuts stay in ``session`` as in a serial run.
     Returns
     -------
     OracleResult or None
@@ -190,7 +197,6 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     """
     t0 = time.perf_counter()
     center = np.sort(np.asarray(center, dtype=np.int64))
-    kw = {} if node_limit is None else {"node_limit": int(node_limit)}
     roots = [np.array(K, dtype=np.int64) for K in itertools.combinations(center.tolist(), int(k))]
     first = None
     if incumbent is not None and incumbent.support is not None and math.isfinite(float(incumbent.objective)):
@@ -202,27 +208,21 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     if below is None or getattr(session, "threshold_by_calls", False):
         first = None
 
-    def solve(K, extra_work=0):
-        return _root_by_call(session.solve(fixed_in=K, fixed_out=np.setdiff1d(center, K), **kw), extra_work)
-
-    def listed(K, tau):
-        res = below(tau, fixed_in=K, fixed_out=np.setdiff1d(center, K), max_count=ROOT_LIST_MAX, **kw)
-        if res.status == "max_count":  # many members near U: the root's optimum call is cheaper
-            return solve(K, int(res.nodes))
-        sc = np.asarray(res.scores, dtype=np.float64)
-        lower = min(float(res.lower_bound), float(sc.min(initial=math.inf)))
-        status = "optimal" if res.certified else (res.status if res.status in ("work_limit", "time_limit") else "error")
-        return (np.asarray(res.supports, dtype=np.int64).reshape(-1, center.size), sc, bool(res.certified), status,
-                lower, int(res.nodes) + int(res.calls))
-
     # per root, in root order: (supports (m, s), scores (m,), certified, status, lower bound, work)
     tau = math.inf
+    if first is not None:
+        tau = float(tie_bar(tie_bar(float(incumbent.objective))))
     if first is None:
-        answers = [solve(K) for K in roots]
+        answers = [_root_answer(session, center, K, None, node_limit) for K in roots]
     else:
-        head = solve(roots[first])
-        tau = float(tie_bar(tie_bar(min(float(incumbent.objective), head[1].min(initial=math.inf)))))
-        answers = [head if i == first else listed(K, tau) for i, K in enumerate(roots)]
+        args = [(center, K, tau, node_limit) for i, K in enumerate(roots) if i != first]
+        head = lambda: _root_answer(session, center, roots[first], None, node_limit)  # noqa: E731
+        if beside is None:
+            listed = [_root_answer(session, *a) for a in args]
+            solved = head()
+        else:
+            solved, listed = beside(_root_answer, args, head)
+        answers = listed[:first] + [solved] + listed[first:]
     iters = int(sum(a[5] for a in answers))
     lower = float(min((a[4] for a in answers), default=math.inf))
     certified = all(a[2] for a in answers)
@@ -244,6 +244,23 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     support, objective = canonical_minimum(best[0], best[1])
     return OracleResult(np.sort(support), objective, min(lower, objective), status, iters,
                         time.perf_counter() - t0, msg)
+
+
+def _root_answer(session, center, K, tau, node_limit):
+    """One root of :func:`overlap_by_roots`: its optimum call (``tau`` None), or its members listed
+    below ``tau``, as (supports (m, s), scores (m,), certified, status, lower bound, work)."""
+    kw = {} if node_limit is None else {"node_limit": int(node_limit)}
+    out = np.setdiff1d(center, K)
+    if tau is None:
+        return _root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw))
+    res = session.supports_below(tau, fixed_in=K, fixed_out=out, max_count=ROOT_LIST_MAX, **kw)
+    if res.status == "max_count":  # many members near U: the root's optimum call is cheaper
+        return _root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw), int(res.nodes))
+    sc = np.asarray(res.scores, dtype=np.float64)
+    lower = min(float(res.lower_bound), float(sc.min(initial=math.inf)))
+    status = "optimal" if res.certified else (res.status if res.status in ("work_limit", "time_limit") else "error")
+    return (np.asarray(res.supports, dtype=np.int64).reshape(-1, center.size), sc, bool(res.certified), status,
+            lower, int(res.nodes) + int(res.calls))
 
 
 def _root_by_call(res, extra_work=0):

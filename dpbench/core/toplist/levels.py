@@ -42,6 +42,7 @@ import numpy as np
 from dpbench.core.contracts.oracle import OracleResult
 from dpbench.core.oracle.threshold import overlap_by_roots
 from dpbench.core.supports import iter_supports, single_swaps
+from dpbench.core.toplist.parallel import map_session_calls
 from dpbench.core.oracle.limits import NODE_LIMIT, canonical_minimum, tie_bar
 
 #: Chunk of supports scored per call when enumerating a swap level.
@@ -244,7 +245,8 @@ def _limit(node_limit):
     return {} if node_limit is None else {"node_limit": int(node_limit)}
 
 
-def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, node_limit: int | None = None):
+def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, node_limit: int | None = None,
+                  workers: int = 1):
     """Best support with exactly t swaps, |S ∩ S1| = s - t (t >= 2), as an OracleResult.
 
     Cached under ``("swap_level", solver, t)``; shared by ``topr`` (first element of the
@@ -253,7 +255,10 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, nod
     call with the overlap constraint, limited to ``node_limit`` branch-and-bound nodes (a
     deterministic count; None: the backend's default; a call that reaches it is
     uncertified). The cache holds the first computation, whatever limit a later caller
-    passes.
+    passes. A level that the joint call does not certify goes to its roots
+    (:func:`~dpbench.core.oracle.threshold.overlap_by_roots`), which run on up to ``workers``
+    processes (:func:`~dpbench.core.toplist.parallel.map_session_calls`) with the same answer,
+    certification and work count for any ``workers``.
     """
     name = solver_name(trial, solver)
     limit = LEVEL_ENUM_LIMIT if enum_limit is None else enum_limit
@@ -273,7 +278,7 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, nod
                 return OracleResult(None, math.inf, math.inf, "infeasible", 0, time.perf_counter() - t0, CLOSED_FORM)
             best_S, best_sc = canonical_minimum(np.concatenate(tied_S), np.concatenate(tied_sc))
             return OracleResult(best_S, best_sc, best_sc, "optimal", 0, time.perf_counter() - t0, CLOSED_FORM)
-        return _level_by_oracle(trial.oracle(name), center, trial.s - t, node_limit)
+        return _level_by_oracle(trial.oracle(name), center, trial.s - t, node_limit, workers)
 
     return trial.shared(("swap_level", name, int(t)), compute)
 
@@ -321,14 +326,15 @@ def level_minimum_from_list(trial, solver, t: int, listing):
 LEVEL_JOINT_NODES = 300
 
 
-def _level_by_oracle(sess, center, k, node_limit):
-    """The optimum of a swap level (overlap k with ``center``): joint call, else root by root with
-    the joint call's best support as incumbent."""
+def _level_by_oracle(sess, center, k, node_limit, workers=1):
+    """The optimum of a swap level (overlap k with ``center``): joint call, else root by root (on up
+    to ``workers`` processes) with the joint call's best support as incumbent."""
     first = LEVEL_JOINT_NODES if node_limit is None else min(LEVEL_JOINT_NODES, int(node_limit))
     res = sess.solve(overlap=(center, k), node_limit=first)
     if res.certified:
         return res
-    by_roots = overlap_by_roots(sess, center, k, node_limit=node_limit, incumbent=res)
+    by_roots = overlap_by_roots(sess, center, k, node_limit=node_limit, incumbent=res,
+                                beside=lambda fn, args, here: map_session_calls(sess, fn, args, workers, here))
     if by_roots is not None:
         by_roots.seconds += res.seconds
         by_roots.iterations += res.iterations

@@ -252,7 +252,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
     sources = [_Explicit(E_S[order], E_sc[order], 1)]
     streams = {}
     for t in range(2, max_level(p, s) + 1):
-        res = level_optimum(trial, t, name, enum_limit, node_limit)
+        res = level_optimum(trial, t, name, enum_limit, node_limit, workers)
         stats["oracle_seconds"] += res.seconds
         st = _Stream(trial, name, center, t, res, stats, node_limit)
         streams[t] = st

@@ -151,7 +151,8 @@ class TopR(BatchLogProb, Selector):
                             "(a deterministic count, so every machine certifies the same trials); a call "
                             "that reaches it leaves the trial uncertified unless its proven lower bound "
                             "clears the R-th score", int),
-        "workers": Param(2, "processes for the roots of a swap level's threshold enumeration (capped at the "
+        "workers": Param(2, "processes for the roots of a swap level (its threshold enumeration, or its optimum "
+                         "when the joint call does not certify it; capped at the "
                          "CPU count; under --backend dask: cluster tasks at a time; the list, its "
                          "certification and the node counts are the same for any value; 1 = this process only)", int),
     }
