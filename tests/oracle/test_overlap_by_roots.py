@@ -144,10 +144,15 @@ def test_session_listing_by_calls_solves_every_root():
     np.testing.assert_array_equal(res.support, canon)
 
 
-def test_roots_on_two_processes_give_the_serial_answer_and_work():
+@pytest.mark.parametrize("list_max", [10_000, 0], ids=["listed", "optimum-calls"])
+def test_roots_on_two_processes_give_the_serial_answer_and_work(monkeypatch, list_max):
     """The roots' calls are independent (tau from the incumbent alone): run on two forked processes
-    they give the same support, bounds, status and work count as one after another."""
+    they give the same support, bounds, status and work count as one after another, and leave the
+    same cuts in the session, also when a listed root falls back to its optimum call (list_max 0)."""
+    from dpbench.core.oracle import threshold
     from dpbench.core.toplist.parallel import map_session_calls, usable_workers
+
+    monkeypatch.setattr(threshold, "ROOT_LIST_MAX", list_max)
 
     problem = copies_problem(0, p=16, s=4)
     checked = 0

@@ -173,6 +173,7 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
         incumbent alone and a listing changes the session's caches only, so the answer, its
         certification and the work count are the same however ``beside`` schedules them, and
         the solved root's cuts stay in ``session`` as in a serial run.
+
     Returns
     -------
     OracleResult or None
@@ -215,13 +216,17 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
     if first is None:
         answers = [_root_answer(session, center, K, None, node_limit) for K in roots]
     else:
-        args = [(center, K, tau, node_limit) for i, K in enumerate(roots) if i != first]
+        others = [K for i, K in enumerate(roots) if i != first]
+        args = [(center, K, tau, node_limit) for K in others]
         head = lambda: _root_answer(session, center, roots[first], None, node_limit)  # noqa: E731
         if beside is None:
             listed = [_root_answer(session, *a) for a in args]
             solved = head()
         else:
             solved, listed = beside(_root_answer, args, head)
+        # a root with too many members near U gets its optimum call here, where its cuts stay
+        listed = [_root_answer(session, center, K, None, node_limit, a) if isinstance(a, int) else a
+                  for K, a in zip(others, listed)]
         answers = listed[:first] + [solved] + listed[first:]
     iters = int(sum(a[5] for a in answers))
     lower = float(min((a[4] for a in answers), default=math.inf))
@@ -246,16 +251,18 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
                         time.perf_counter() - t0, msg)
 
 
-def _root_answer(session, center, K, tau, node_limit):
+def _root_answer(session, center, K, tau, node_limit, extra_work=0):
     """One root of :func:`overlap_by_roots`: its optimum call (``tau`` None), or its members listed
-    below ``tau``, as (supports (m, s), scores (m,), certified, status, lower bound, work)."""
+    below ``tau``, as (supports (m, s), scores (m,), certified, status, lower bound, work); a
+    listing that would hold more than :data:`ROOT_LIST_MAX` members gives its work count (int)
+    instead, for the caller to make the root's optimum call (cheaper then) in its own process."""
     kw = {} if node_limit is None else {"node_limit": int(node_limit)}
     out = np.setdiff1d(center, K)
     if tau is None:
-        return _root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw))
+        return _root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw), extra_work)
     res = session.supports_below(tau, fixed_in=K, fixed_out=out, max_count=ROOT_LIST_MAX, **kw)
-    if res.status == "max_count":  # many members near U: the root's optimum call is cheaper
-        return _root_by_call(session.solve(fixed_in=K, fixed_out=out, **kw), int(res.nodes))
+    if res.status == "max_count":
+        return int(res.nodes)
     sc = np.asarray(res.scores, dtype=np.float64)
     lower = min(float(res.lower_bound), float(sc.min(initial=math.inf)))
     status = "optimal" if res.certified else (res.status if res.status in ("work_limit", "time_limit") else "error")
