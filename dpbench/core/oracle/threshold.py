@@ -210,12 +210,11 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
         first = None
 
     # per root, in root order: (supports (m, s), scores (m,), certified, status, lower bound, work)
-    tau = math.inf
-    if first is not None:
-        tau = float(tie_bar(tie_bar(float(incumbent.objective))))
     if first is None:
+        tau = math.inf
         answers = [_root_answer(session, center, K, None, node_limit) for K in roots]
     else:
+        tau = float(tie_bar(tie_bar(float(incumbent.objective))))
         others = [K for i, K in enumerate(roots) if i != first]
         args = [(center, K, tau, node_limit) for K in others]
         head = lambda: _root_answer(session, center, roots[first], None, node_limit)  # noqa: E731

@@ -42,8 +42,8 @@ import numpy as np
 from dpbench.core.contracts.oracle import OracleResult
 from dpbench.core.oracle.threshold import overlap_by_roots
 from dpbench.core.supports import iter_supports, single_swaps
-from dpbench.core.toplist.parallel import map_session_calls
 from dpbench.core.oracle.limits import NODE_LIMIT, canonical_minimum, tie_bar
+from dpbench.core.toplist.parallel import map_session_calls
 
 #: Chunk of supports scored per call when enumerating a swap level.
 _CHUNK = 200_000
