@@ -52,9 +52,12 @@ def test_top_list_with_partial_seed_is_the_R_smallest(seed, p, s, lam, R, per_le
         assert d["seeded_bar"] >= sc[R - 1]
     for info in thresholded_levels_match(lst, S, sc, R):
         assert info["calls"] == 0
-    # levels listed first give R_t without an oracle call: the brute-force minimum and its canonical support
+    # levels listed first with members under their threshold give R_t without an oracle call:
+    # the brute-force minimum and its canonical support
     levels = s - np.isin(S, lst.supports[0]).sum(axis=1)
     for t in d["levels_first"]:
+        if not d["levels_thresholded"][str(t)]["members_below"]:
+            continue
         res = _swaps.level_optimum(trial, t)
         assert res.message == _levels.FROM_THRESHOLD and res.certified
         low = sc[levels == t].min()

@@ -12,10 +12,11 @@ The names a selector uses are re-exported here (and through :mod:`dpbench.api` a
 from dpbench.core.toplist.levels import (LEVEL_ENUM_LIMIT, SWAP_LEVEL_NODE_LIMIT, UNCERTIFIED_CALL, level_lower_bounds,
                                          level_minima, level_minima_advice, level_optimum, level_size, lex_order,
                                          limit_advice, max_level, optimum, single_swap_scores)
-from dpbench.core.toplist.toplist import TopList, top_list
+from dpbench.core.toplist.toplist import TopList, default_list_length, listed_level_boxes, top_list
 
 __all__ = [
-    "LEVEL_ENUM_LIMIT", "SWAP_LEVEL_NODE_LIMIT", "UNCERTIFIED_CALL", "TopList", "level_lower_bounds", "level_minima",
+    "LEVEL_ENUM_LIMIT", "SWAP_LEVEL_NODE_LIMIT", "UNCERTIFIED_CALL", "TopList", "default_list_length", "level_lower_bounds",
+    "level_minima", "listed_level_boxes",
     "level_minima_advice", "level_optimum", "level_size", "lex_order", "limit_advice", "max_level", "optimum", "single_swap_scores",
     "top_list",
 ]

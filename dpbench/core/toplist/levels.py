@@ -240,6 +240,13 @@ FROM_THRESHOLD = "minimum of the level's complete threshold enumeration"
 LEVEL_ENUM_LIMIT = 2_000_000
 
 
+def closed_form_limit(trial, enum_limit: int | None = None) -> int:
+    """Largest level scored in closed form: ``enum_limit`` (None: :data:`LEVEL_ENUM_LIMIT`), capped by
+    the score's ``level_enum_limit`` (a score much costlier than the ridge closed form, e.g. the hinge loss)."""
+    limit = LEVEL_ENUM_LIMIT if enum_limit is None else int(enum_limit)
+    return min(limit, getattr(trial.score, "level_enum_limit", limit))
+
+
 def _limit(node_limit):
     """Keyword arguments passing a work limit to a session (none when the backend default applies)."""
     return {} if node_limit is None else {"node_limit": int(node_limit)}
@@ -261,9 +268,7 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, nod
     certification and work count for any ``workers``.
     """
     name = solver_name(trial, solver)
-    limit = LEVEL_ENUM_LIMIT if enum_limit is None else enum_limit
-    # a score much costlier than the ridge closed form (the hinge loss) caps closed-form levels
-    limit = min(limit, getattr(trial.score, "level_enum_limit", limit))
+    limit = closed_form_limit(trial, enum_limit)
 
     def compute():
         center = single_swap_scores(trial, name).center
@@ -435,11 +440,11 @@ def seeded_pool(trial, singles, t: int, per_level: int = SEED_SUPPORTS):
     return ranked[:M] if M >= t else None
 
 
-def level_minima(trial, solver=None, node_limit=None):
+def level_minima(trial, solver=None, node_limit=None, workers: int = 1):
     """R_t for t = 0 .. min(s, p - s) and whether each is certified (docs/methods/mistakes.md).
 
     R_0 = R(S1); R_1 = the best single swap (closed form); R_t, t >= 2, from
-    :func:`level_optimum`.
+    :func:`level_optimum` (its roots on up to ``workers`` processes; the values do not depend on it).
 
     Returns
     -------
@@ -472,7 +477,7 @@ def level_minima(trial, solver=None, node_limit=None):
             R[t], cert[t] = min(best, default=math.inf), False
         return R, cert, seconds, calls
     for t in range(2, tmax + 1):
-        res = level_optimum(trial, t, name, node_limit=node_limit)
+        res = level_optimum(trial, t, name, node_limit=node_limit, workers=workers)
         R[t], cert[t] = res.objective, res.certified
         seconds += res.seconds
         calls += res.message not in (CLOSED_FORM, FROM_THRESHOLD)

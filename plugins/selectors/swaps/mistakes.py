@@ -21,16 +21,23 @@ score moves by at most Delta. The condition is data dependent: when it fails the
 audit found a privacy loss of 2.35 epsilon on a pair where S1 flips. ``mistakes-ptr`` is the
 unconditional (epsilon, delta) variant.
 
-Levels whose minimum is not certified (a level search that reached its work limit) are still
-boxed, L_t <= R_t <= U_t, by the search's proven bound and its best support
+The R_t are first only boxed, L_t <= R_t <= U_t, by the listings of the default top-R list
+(``levels="listed"``, the default; :func:`dpbench.api.toplist.listed_level_boxes`, the listings
+``topr`` makes at its default R): a large level with members under the listing's threshold gives
+its R_t exactly, one with none the listing's bound below and its best known member above. Only
+when these boxes leave a draw undecided (below), or the gap condition open, is each level's
+minimum searched (:meth:`Mistakes.refined`, :func:`dpbench.api.toplist.level_minima`) and the
+boxes intersected; ``levels="searched"`` searches every level at once. A level search that
+reaches its work limit still boxes its level by its proven bound and its best support
 (:func:`dpbench.api.toplist.level_lower_bounds`). Each draw takes t by inverse-CDF sampling of
 one uniform number u (with the weights at U_t, as before); it is **decided** when every R in
 the box gives the same t for that u (:func:`dpbench.api.decided_by_bounds`), and a decided draw
-is the draw the mechanism with the exact R_t makes with the same u. The draws are certified
-when S1 is and every draw is decided; an undecided draw leaves them uncertified with the work
-limit to raise (the same seed then gives the same u). The exact output law, hence
-``log_prob``, needs the exact R_t: without it there is none (bounds on P(t) are in the
-diagnostics).
+is the draw the mechanism with the exact R_t makes with the same u, whatever the box. So the
+draws, and whether they are certified, do not depend on whether the first boxes decided them or
+the searches did. The draws are certified when S1 is and every draw is decided; an undecided
+draw (after the searches) leaves them uncertified with the work limit to raise (the same seed
+then gives the same u). The exact output law, hence ``log_prob`` and P exact, needs the exact
+R_t: without it there is none (bounds on P(t) are in the diagnostics).
 """
 
 from __future__ import annotations
@@ -81,6 +88,10 @@ class MistakesPrepared:
         (:func:`dpbench.core.toplist.limit_advice`).
     raise_limit : dict or None
         The work limit to raise when a deterministic limit stopped a call (``limit_advice``).
+    first_boxes : bool
+        The bounds are the first boxes (:func:`dpbench.api.toplist.listed_level_boxes`): where
+        they do not decide a draw, or give no law, :meth:`Mistakes.refined` narrows them with the
+        level searches.
     log_pt : EpsilonCache
         log P(t), t = 0 .. t_max, per ε.
     """
@@ -97,6 +108,7 @@ class MistakesPrepared:
     oracle_seconds: float = 0.0
     reason: str | None = None
     raise_limit: dict | None = None
+    first_boxes: bool = False
     log_pt: EpsilonCache = field(default_factory=EpsilonCache, repr=False)
 
 
@@ -119,6 +131,13 @@ def exact_gap(prep: MistakesPrepared) -> float | None:
     return best - float(prep.minima[0])
 
 
+def _law_known(prep: MistakesPrepared) -> bool:
+    """The output law is known: S1 exists and every R_t is exact, or S1 is uncertified (then the
+    law is that of the upper bounds, and the draws are uncertified anyway). With S1 certified and
+    a level only boxed, the law is that of the unknown exact R_t."""
+    return prep.center is not None and (prep.certified or prep.lower is None)
+
+
 class Mistakes(BatchLogProb, Selector):
     """Grouped exponential mechanism over the number of swaps from the optimum."""
 
@@ -129,7 +148,7 @@ class Mistakes(BatchLogProb, Selector):
     source = "Prastakos, Behdin, Mazumder, NeurIPS 2025; docs/methods/mistakes.md"
     uses_oracle = True
     prepared_type = MistakesPrepared
-    prepared_version = 3  # 3: lower bounds on R_t (2: the fields of MistakesPrepared; 1: a flat dict)
+    prepared_version = 4  # 4: first boxes (3: lower bounds on R_t; 2: the fields of MistakesPrepared; 1: a flat dict)
     diagnostics = {"gap_condition": Diagnostic("count", "gap", "trials where R(S2) - R(S1) > 2Δ held: pure DP only then")}
     params = {
         "solver": Param(None, "oracle backend (default: the run's --solver)", str),
@@ -137,35 +156,79 @@ class Mistakes(BatchLogProb, Selector):
                             "(a deterministic count, so every machine certifies the same trials); a level "
                             "call that reaches it leaves R_t only bounded, and the draws are certified only "
                             "if the bounds decide every draw's level (docs/methods/mistakes.md)", int),
+        "workers": Param(2, "processes for the roots of a swap level (its listing, or its minimum when a draw needs "
+                         "it); capped at the CPU count; the boxes, draws and node counts are the same for any "
+                         "value; 1 = this process only", int, interval=(1, None, "left")),
+        "levels": Param("listed", "'listed': bound R_t by the listings of the default top-R list and search a level's "
+                        "minimum only when a draw or the gap condition needs it (exact draws, P exact only where "
+                        "the listings give every R_t); 'searched': search every level's minimum (the exact law "
+                        "wherever the searches certify; docs/methods/mistakes.md)", str, choices=("listed", "searched")),
     }
 
     def prepare(self, trial, rng):
-        name = self.config["solver"]
-        minima, cert, seconds, calls = toplist.level_minima(trial, name, self.config["node_limit"])
+        name, limit, workers = self.config["solver"], self.config["node_limit"], self.config["workers"]
+        first = toplist.listed_level_boxes(trial, name, limit, workers) if self.config["levels"] == "listed" else None
+        if first is None:
+            return self._searched(trial)
+        upper, lower, seconds, calls = first
+        prep = self._prepared(trial, upper, lower, bool(np.all(lower == upper)), calls, seconds, first_boxes=True)
+        if not prep.gap_condition and prep.gap > 2 * trial.sensitivity:
+            return self.refined(trial, prep)  # narrower boxes may establish the gap condition
+        return prep
+
+    def refined(self, trial, prepared: MistakesPrepared) -> MistakesPrepared:
+        """The preparation with the level searches' boxes (:func:`dpbench.api.toplist.level_minima`).
+
+        First boxes are intersected with the boxes of the level searches, each level's minimum
+        searched to ``node_limit`` nodes per root; the result is at least as narrow as either.
+        A level the searches certify takes their value. A preparation that is not made of first
+        boxes, or whose first boxes are all exact, is returned as it is. The searches are cached
+        on the trial, so refining again costs nothing.
+        """
+        if not prepared.first_boxes or prepared.certified:
+            return prepared
+        full = self._searched(trial)
+        if full.center is None or full.lower is None:
+            return full
+        searched = full.lower == full.minima  # levels the searches certified keep their value bit for bit
+        upper = np.where(searched, full.minima, np.minimum(prepared.minima, full.minima))
+        lower = np.where(searched, full.minima, np.minimum(np.maximum(prepared.lower, full.lower), upper))
+        certified = bool(full.certified or np.all(lower == upper))
+        reason, raise_limit = (None, None) if certified else (full.reason, full.raise_limit)
+        return self._prepared(trial, upper, lower, certified, prepared.oracle_calls + full.oracle_calls - 1,
+                              prepared.oracle_seconds + full.oracle_seconds, reason, raise_limit)
+
+    def _searched(self, trial) -> MistakesPrepared:
+        """The preparation from one minimum search per large level (boxes where a search stops)."""
+        name, limit = self.config["solver"], self.config["node_limit"]
+        minima, cert, seconds, calls = toplist.level_minima(trial, name, limit, self.config["workers"])
         opt = toplist.optimum(trial, name)
         if minima is None:
             return MistakesPrepared(reason=f"oracle found no optimum (status {opt.status})")
+        lower = toplist.level_lower_bounds(trial, name, limit)
+        reason, raise_limit = (None, None) if np.all(cert) else toplist.level_minima_advice(
+            trial, self.name, name, limit)
+        return self._prepared(trial, minima, lower, bool(np.all(cert)), calls, seconds, reason, raise_limit)
+
+    def _prepared(self, trial, minima, lower, certified, calls, seconds, reason=None, raise_limit=None,
+                  first_boxes=False) -> MistakesPrepared:
         p, s = trial.p, trial.s
         t = np.arange(len(minima))
         log_sizes = log_binom(s, t) + log_binom(p - s, t)
         second = float(np.min(minima[1:])) if len(minima) > 1 else math.inf
-        gap = second - float(minima[0])
-        lower = toplist.level_lower_bounds(trial, name, self.config["node_limit"])
         # The condition must hold for the exact gap, so it is checked with the lower bounds on R_t
         # (equal to R_t where certified); around an uncertified S1 it cannot be established.
         gap_lower = -math.inf
         if lower is not None:
             gap_lower = (float(np.min(lower[1:])) if len(lower) > 1 else math.inf) - float(minima[0])
-        center = toplist.single_swap_scores(trial, name).center
+        center = toplist.single_swap_scores(trial, self.config["solver"]).center
         mask = np.ones(p, dtype=bool)
         mask[center] = False
-        reason, raise_limit = (None, None) if np.all(cert) else toplist.level_minima_advice(
-            trial, self.name, name, self.config["node_limit"])
         return MistakesPrepared(
             center=center, outside=np.flatnonzero(mask), minima=minima, lower=lower,
-            log_sizes=np.asarray(log_sizes, dtype=np.float64), certified=bool(np.all(cert)), gap=gap,
+            log_sizes=np.asarray(log_sizes, dtype=np.float64), certified=certified, gap=second - float(minima[0]),
             gap_condition=bool(gap_lower > 2 * trial.sensitivity), oracle_calls=int(calls), oracle_seconds=float(seconds),
-            reason=reason, raise_limit=raise_limit)
+            reason=reason, raise_limit=raise_limit, first_boxes=first_boxes)
 
     def _log_pt(self, trial, prep, epsilon):
         """log P(t) ∝ log |group t| - epsilon R_t / (2 Delta), t = 0 .. t_max (shape (t_max + 1,))."""
@@ -181,9 +244,10 @@ class Mistakes(BatchLogProb, Selector):
         return lp[t] - prepared.log_sizes[t]
 
     def has_law(self, prepared):
-        # with S1 certified but a level only boxed, the law is that of the exact R_t, which is
-        # not known (the draws are still exact where decided: module docstring)
-        return prepared.center is not None and (prepared.certified or prepared.lower is None)
+        # Boxed levels (first boxes, or searches stopped by their work limit) leave the law that of
+        # the unknown exact R_t; the draws are still exact where decided (module docstring).
+        # levels=searched gives the law wherever the searches certify.
+        return _law_known(prepared)
 
     def draw(self, trial, prepared, epsilon, n_draws, rng):
         eps = check_epsilon(epsilon)
@@ -195,6 +259,13 @@ class Mistakes(BatchLogProb, Selector):
         lp = self._log_pt(trial, prep, eps)
         u = rng.random(n_draws)
         t = inverse_cdf(lp, u)
+        searched = False
+        if prep.first_boxes and not prep.certified and not self._decided(trial, prep, eps, u, t, {}):
+            # A draw the first boxes do not decide: narrow them with the level searches. A draw
+            # they decide is the exact mechanism's draw, which the narrower boxes give as well.
+            prep, searched = self.refined(trial, prep), True
+            lp = self._log_pt(trial, prep, eps)
+            t = inverse_cdf(lp, u)
         center, outside = prep.center, prep.outside
         supports = np.empty((n_draws, s), dtype=np.int64)
         for tv in np.unique(t):
@@ -218,14 +289,15 @@ class Mistakes(BatchLogProb, Selector):
             "gap_condition": prep.gap_condition,
             "oracle_calls": prep.oracle_calls,
             "oracle_seconds": prep.oracle_seconds,
+            "level_boxes": "listings" if prep.first_boxes else ("searches, for undecided draws" if searched else "searches"),
         }
-        if self.has_law(prep):  # else P(t) is only bounded (p_t_bounds, below)
+        if _law_known(prep):  # else P(t) is only bounded (p_t_bounds, below)
             diag.update(p_t=[float(v) for v in np.exp(lp)], p_opt=float(np.exp(lp[0])))
         ts = trial.problem.true_support
         certified = prep.certified
         if not certified and prep.lower is not None:
             certified = self._decided(trial, prep, eps, u, t, diag)
-        if ts is not None and self.has_law(prep):
+        if ts is not None and _law_known(prep):
             diag["p_true"] = float(np.exp(self.log_probs(trial, prep, eps, ts[None, :])[0]))
         if not certified:
             diag["reason"] = prep.reason or toplist.UNCERTIFIED_CALL

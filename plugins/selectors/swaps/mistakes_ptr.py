@@ -183,7 +183,8 @@ class MistakesPTR(BatchLogProb, Selector):
         super().__init__(**params)
         c = self.config
         oracle = {"node_limit": c["node_limit"], **({"solver": c["solver"]} if c["solver"] else {})}
-        self.mistakes = Mistakes(**oracle)
+        # the searched levels: the output law and the test's stability distance need the exact R_t
+        self.mistakes = Mistakes(levels="searched", **oracle)
         self.topr = TopR(R=c["R"], **oracle)
 
     def _split(self, epsilon):

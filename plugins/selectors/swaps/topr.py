@@ -55,7 +55,7 @@ def r_type(v):
 
 def auto_r(p: int, s: int) -> int:
     """R = (p - s) s + 2, the NeurIPS 2025 setting: S1, all single swaps and one more support."""
-    return (p - s) * s + 2
+    return toplist.default_list_length(p, s)
 
 
 def epsilon_prime(epsilon: float, R: int, total: int, T, n: int, b_y: float, sensitivity: float) -> float:
