@@ -8,15 +8,20 @@ the trial of ``dpbench compare --methods topr,mistakes --n 200 --p 10000 --s 5 -
 (trial 0), the level boxes and the share of seeds whose draws are all decided:
 
 * ``--run compare``: topr then mistakes preparation at the defaults, as the main job runs them
-  (about six minutes: topr certifies level 4's optimum and searches level 5 to its limit);
+  (about 40 s since session 10: the large levels are listed below topr's bar, and mistakes' first
+  boxes are these listings);
 * ``--run mistakes --node-limit N``: mistakes alone with N nodes per root;
+* ``--searched`` (with ``--run``): then also every level's minimum searched (what an undecided
+  draw asks, about six minutes; before session 10 the default preparation did this);
 * ``--levels FILE``: no search; the boxes stored by an earlier run (``--out``).
 
 Then, for each epsilon and number of draws, the share of ``--seeds`` seeds (the draws' random
-numbers) for which every draw is decided, and the bounds on P(t) at the largest level. Node
-counts and boxes are deterministic; seconds are wall clock with the load average.
+numbers) for which every draw is decided by the first boxes, with ``--searched`` also after each
+boxed level's search (in increasing t, as ``mistakes`` makes them for an undecided draw; after the
+last one, the draws' final certification), and the bounds on P(t) at the largest level. Node counts and boxes are deterministic; seconds are wall clock with
+the load average.
 
-    python benchmarks/bench_mistakes_boxes.py --run compare --out benchmarks/mistakes_boxes_session7.json
+    python benchmarks/bench_mistakes_boxes.py --run compare --searched --out benchmarks/mistakes_boxes_session10.json
     python benchmarks/bench_mistakes_boxes.py --run mistakes --node-limit 2000
     python benchmarks/bench_mistakes_boxes.py --levels benchmarks/mistakes_boxes_session6.json
 """
@@ -44,8 +49,10 @@ def make_trial():
                               solver_params=cfg.solver_params, loss=cfg.loss, instances=PluginInstances())
 
 
-def run_levels(which, node_limit=None):
-    """Prepare the selectors and return the level boxes with what each level cost."""
+def run_levels(which, node_limit=None, searched=False):
+    """Prepare the selectors and return the level boxes with what each level cost (and, with
+    ``searched``, the boxes after every level's minimum is searched, as an undecided draw asks)."""
+    from dpbench.api import toplist
     from dpbench.bench.registry import registry
 
     trial = make_trial()
@@ -53,22 +60,43 @@ def run_levels(which, node_limit=None):
     opt = trial.optimum("highs")
     methods = ["topr", "mistakes"] if which == "compare" else ["mistakes"]
     seconds = {}
-    prep = None
+    prep = sel = None
     for m in methods:
         t = time.perf_counter()
         sel = registry().selector(m)(**({"node_limit": node_limit} if node_limit and m == "mistakes" else {}))
         prep = sel.prepare(trial, np.random.default_rng(0))
         seconds[m] = time.perf_counter() - t
+    boxes = _boxes(trial, prep, node_limit)
+    out = {"run": which, "node_limit": node_limit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "load1_start": load0, "optimum_seconds": float(opt.seconds), "prepare_seconds": seconds,
+           "total_seconds": time.perf_counter() - t0, "sensitivity": trial.sensitivity, "p": trial.p, "s": trial.s,
+           "first_boxes": bool(prep.first_boxes), **boxes}
+    if searched:
+        t = time.perf_counter()
+        full = sel.refined(trial, prep)
+        out["searched"] = {"seconds": time.perf_counter() - t, **_boxes(trial, full, node_limit)}
+    out["load1_end"] = os.getloadavg()[0]
+    return out
+
+
+def _boxes(trial, prep, node_limit):
+    """R_t, R_t_lower and, per level t >= 2, where its box came from and what it cost."""
+    from dpbench.api import toplist
+
+    listed = toplist.list_large_levels(trial, "highs", toplist.default_list_length(trial.p, trial.s), None, node_limit)
     levels = []
     for t in range(2, len(prep.minima)):
         res = trial.cache.get(("swap_level", "highs", t))
-        levels.append({"t": t, "upper": float(res.objective), "lower": float(res.lower_bound), "status": res.status,
-                       "nodes": int(res.iterations), "seconds": float(res.seconds), "how": res.message})
-    return {"run": which, "node_limit": node_limit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "load1_start": load0, "load1_end": os.getloadavg()[0], "optimum_seconds": float(opt.seconds),
-            "prepare_seconds": seconds, "total_seconds": time.perf_counter() - t0, "sensitivity": trial.sensitivity,
-            "p": trial.p, "s": trial.s, "R_t": [float(v) for v in prep.minima],
-            "R_t_lower": [float(v) for v in prep.lower], "gap_condition": bool(prep.gap_condition), "levels": levels}
+        row = {"t": t, "upper": float(prep.minima[t]), "lower": float(prep.lower[t])}
+        if res is not None:
+            row.update(status=res.status, nodes=int(res.iterations), seconds=float(res.seconds), how=res.message)
+        elif listed is not None and t in listed.listings:
+            li = listed.listings[t]
+            row.update(status=li.status, nodes=int(li.nodes), seconds=float(li.seconds),
+                       how=f"listing below {li.threshold:.6g}: {len(li.scores)} members")
+        levels.append(row)
+    return {"R_t": [float(v) for v in prep.minima], "R_t_lower": [float(v) for v in prep.lower],
+            "gap_condition": bool(prep.gap_condition), "levels": levels}
 
 
 def decided_shares(box, epsilons, draws, seeds):
@@ -87,6 +115,20 @@ def decided_shares(box, epsilons, draws, seeds):
             ok = [decided_by_bounds(lo, hi, u, inverse_cdf(lo, u)).all()
                   for u in (np.random.default_rng(k).random(nd) for k in range(seeds))]
             row[f"all_decided_{nd}"] = float(np.mean(ok))
+            if "searched" in box:
+                # An undecided draw searches the boxed levels one at a time in increasing t, each
+                # box then intersected with its search's: the share decided after each level.
+                up, low = np.array(box["R_t"], float), np.array(box["R_t_lower"], float)
+                boxed = [k for k in range(2, len(up)) if low[k] < up[k]]
+                for k in boxed:
+                    up[k] = min(up[k], box["searched"]["R_t"][k])
+                    low[k] = max(low[k], box["searched"]["R_t_lower"][k])
+                    lo2 = em_log_weights(up, eps, box["sensitivity"], log_multiplicity=sizes)
+                    hi2 = em_log_weights(low, eps, box["sensitivity"], log_multiplicity=sizes)
+                    ok2 = [decided_by_bounds(lo2, hi2, u, inverse_cdf(lo2, u)).all()
+                           for u in (np.random.default_rng(j).random(nd) for j in range(seeds))]
+                    key = "searches" if k == boxed[-1] else f"level_{k}_searched"
+                    row[f"all_decided_{nd}_after_{key}"] = float(np.mean(ok2))
         out.append(row)
     return out
 
@@ -97,23 +139,26 @@ def main(argv=None):
     src.add_argument("--run", choices=["compare", "mistakes"], help="run the preparation(s) to get the boxes")
     src.add_argument("--levels", help="read the boxes from an earlier --out file")
     ap.add_argument("--node-limit", type=int, default=None, help="mistakes.node_limit with --run mistakes")
+    ap.add_argument("--searched", action="store_true",
+                    help="also search every level's minimum (what an undecided draw asks; about six minutes)")
     ap.add_argument("--epsilons", default="0.5,1,2,4")
     ap.add_argument("--draws", default="20,100")
     ap.add_argument("--seeds", type=int, default=2000)
     ap.add_argument("--out", default=None, help="write the boxes and shares as JSON")
     args = ap.parse_args(argv)
-    box = json.load(open(args.levels))["boxes"] if args.levels else run_levels(args.run, args.node_limit)
-    print(json.dumps({k: v for k, v in box.items() if k != "levels"}))
-    for lv in box["levels"]:
-        print(f"  level {lv['t']}: {lv['lower']:.4f} <= R_t <= {lv['upper']:.4f}  {lv['status']:<10} "
-              f"{lv['nodes']:>7} nodes {lv['seconds']:7.1f} s")
+    box = json.load(open(args.levels))["boxes"] if args.levels else run_levels(args.run, args.node_limit,
+                                                                               args.searched)
+    print(json.dumps({k: v for k, v in box.items() if k not in ("levels", "searched")}))
+    for name, b in (("first", box), ("searched", box.get("searched"))):
+        for lv in (b or {}).get("levels", []):
+            print(f"  {name} level {lv['t']}: {lv['lower']:.4f} <= R_t <= {lv['upper']:.4f}  {lv.get('status', ''):<10} "
+                  f"{lv.get('nodes', 0):>7} nodes {lv.get('seconds', 0.0):7.1f} s  {lv.get('how', '')}")
     shares = decided_shares(box, [float(e) for e in args.epsilons.split(",")],
                             [int(d) for d in args.draws.split(",")], args.seeds)
     for row in shares:
         print("  eps {epsilon:g}: P(t_max) in [{lo:.4f}, {hi:.4f}]; ".format(epsilon=row["epsilon"], lo=row["p_last"][0],
                                                                          hi=row["p_last"][1])
-              + ", ".join(f"{k.split('_')[-1]} draws all decided for {v:.1%} of seeds"
-                          for k, v in row.items() if k.startswith("all_decided")))
+              + ", ".join(f"{k[len('all_decided_'):]}: {v:.1%}" for k, v in row.items() if k.startswith("all_decided")))
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"boxes": box, "shares": shares}, f, indent=1)

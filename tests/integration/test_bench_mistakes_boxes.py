@@ -42,3 +42,13 @@ def test_the_stored_boxes_give_the_documented_shares(bench):
     # probabilities summed in log space: the last bits depend on the CPU's vector width (the stored
     # 0.9959838038102948 came back as ...947 on another processor of the same kind of machine)
     assert got["p_last"] == pytest.approx(row["p_last"], rel=1e-12, abs=0)
+
+
+def test_the_searches_decide_what_the_first_boxes_leave(bench):
+    """An undecided draw searches the levels and the boxes are intersected: with the searched box
+    inside the first one, the shares after the searches are the searched box's own, and at least
+    the first boxes' (same seeds)."""
+    first = {**_box(20.0), "searched": _box(24.74)}
+    [row] = bench.decided_shares(first, [4.0], [100], 300)
+    [alone] = bench.decided_shares(_box(24.74), [4.0], [100], 300)
+    assert row["all_decided_100"] < row["all_decided_100_after_searches"] == alone["all_decided_100"]

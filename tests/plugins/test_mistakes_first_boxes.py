@@ -54,8 +54,8 @@ def test_draws_from_first_boxes_are_the_searched_preparations_draws(seed, n, p, 
     trial = highs_trial(toeplitz_problem(n, p, s, seed), lam)
     sel = Mistakes()
     first = sel.prepare(trial, None)
-    searched = sel.refined(trial, first)
-    assert first.first_boxes and not searched.first_boxes and searched.certified
+    searched = Mistakes(levels="searched").prepare(trial, None)
+    assert first.first_boxes and not first.certified and not searched.first_boxes and searched.certified
     seen = set()
     for eps in (0.5, 4.0, 40.0):
         for k in range(40):
@@ -63,9 +63,32 @@ def test_draws_from_first_boxes_are_the_searched_preparations_draws(seed, n, p, 
             b = sel.draw(trial, searched, eps, 10, np.random.default_rng(k))
             assert np.array_equal(a.supports, b.supports) and a.certified == b.certified
             assert a.no_guarantee == b.no_guarantee
-            seen.add(a.diagnostics["level_boxes"])
-    if not first.certified:
-        assert seen == {"listings", "searches, for undecided draws"}, seen
+            assert a.diagnostics["level_boxes"] == "listings" and b.diagnostics["level_boxes"] == "searches"
+            seen.add(tuple(a.diagnostics["levels_searched_for_draws"]))
+    assert () in seen and len(seen) > 1, seen  # the listings decided some runs, searches the others
+    assert all(list(lv) == sorted(lv) for lv in seen)
+
+
+@pytest.mark.parametrize("seed,n,p,s,lam", PROBLEMS)
+def test_a_level_is_searched_only_when_a_draw_needs_it(seed, n, p, s, lam, listed):
+    """The levels are searched in increasing t and the search stops once every draw is decided:
+    the levels searched are a prefix of the boxed ones, and the last one was needed (the draws
+    were not all decided before it)."""
+    trial = highs_trial(toeplitz_problem(n, p, s, seed), lam)
+    sel = Mistakes()
+    first = sel.prepare(trial, None)
+    boxed = [t for t in range(2, len(first.minima)) if first.lower[t] < first.minima[t]]
+    for k in range(60):
+        d = sel.draw(trial, first, 8.0, 10, np.random.default_rng(k))
+        lv = d.diagnostics["levels_searched_for_draws"]
+        assert lv == boxed[:len(lv)]
+        if lv:
+            before = sel.refined(trial, first, lv[:-1])
+            u = np.random.default_rng(k).random(10)
+            lo = em_log_weights(before.minima, 8.0, trial.sensitivity, log_multiplicity=before.log_sizes)
+            hi = em_log_weights(before.lower, 8.0, trial.sensitivity, log_multiplicity=before.log_sizes)
+            from dpbench.api import decided_by_bounds, inverse_cdf
+            assert not decided_by_bounds(lo, hi, u, inverse_cdf(log_normalize(lo), u)).all()
 
 
 @pytest.mark.parametrize("seed,n,p,s,lam", PROBLEMS)
@@ -102,7 +125,7 @@ def test_a_gap_condition_the_first_boxes_cannot_show_is_searched_in_prepare(list
 
     monkeypatch.setattr(_swaps, "listed_level_boxes", loose)
     prep = Mistakes().prepare(highs_trial(toeplitz_problem(400, 12, 3, 0, snr=10), 2.0), None)
-    assert not prep.first_boxes and prep.gap_condition and prep.certified
+    assert prep.gap_condition and prep.certified  # every level searched in prepare
     np.testing.assert_allclose(prep.minima, exact.minima, rtol=1e-12)
 
 

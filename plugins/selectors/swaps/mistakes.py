@@ -26,8 +26,9 @@ The R_t are first only boxed, L_t <= R_t <= U_t, by the listings of the default 
 ``topr`` makes at its default R): a large level with members under the listing's threshold gives
 its R_t exactly, one with none the listing's bound below and its best known member above. Only
 when these boxes leave a draw undecided (below), or the gap condition open, is each level's
-minimum searched (:meth:`Mistakes.refined`, :func:`dpbench.api.toplist.level_minima`) and the
-boxes intersected; ``levels="searched"`` searches every level at once. A level search that
+minimum searched, one level at a time in increasing t until every draw is decided
+(:meth:`Mistakes.refined`), and the boxes intersected; ``levels="searched"`` searches every
+level in ``prepare``. A level search that
 reaches its work limit still boxes its level by its proven bound and its best support
 (:func:`dpbench.api.toplist.level_lower_bounds`). Each draw takes t by inverse-CDF sampling of
 one uniform number u (with the weights at U_t, as before); it is **decided** when every R in
@@ -89,9 +90,10 @@ class MistakesPrepared:
     raise_limit : dict or None
         The work limit to raise when a deterministic limit stopped a call (``limit_advice``).
     first_boxes : bool
-        The bounds are the first boxes (:func:`dpbench.api.toplist.listed_level_boxes`): where
-        they do not decide a draw, or give no law, :meth:`Mistakes.refined` narrows them with the
-        level searches.
+        The bounds start from the listings' boxes (:func:`dpbench.api.toplist.listed_level_boxes`);
+        where they do not decide a draw, :meth:`Mistakes.refined` narrows a level's box by
+        searching its minimum (False: every level was searched in ``prepare``, ``levels =
+        "searched"``).
     log_pt : EpsilonCache
         log P(t), t = 0 .. t_max, per ε.
     """
@@ -176,27 +178,52 @@ class Mistakes(BatchLogProb, Selector):
             return self.refined(trial, prep)  # narrower boxes may establish the gap condition
         return prep
 
-    def refined(self, trial, prepared: MistakesPrepared) -> MistakesPrepared:
-        """The preparation with the level searches' boxes (:func:`dpbench.api.toplist.level_minima`).
+    def refined(self, trial, prepared: MistakesPrepared, levels=None) -> MistakesPrepared:
+        """The preparation with the boxes of ``levels`` narrowed by searching their minima.
 
-        First boxes are intersected with the boxes of the level searches, each level's minimum
-        searched to ``node_limit`` nodes per root; the result is at least as narrow as either.
-        A level the searches certify takes their value. A preparation that is not made of first
-        boxes, or whose first boxes are all exact, is returned as it is. The searches are cached
-        on the trial, so refining again costs nothing.
+        Each listed level t (None: every boxed one) whose first box is not exact gets its minimum
+        searched (:func:`dpbench.api.toplist.level_optimum`, ``node_limit`` nodes per root, its roots
+        on up to ``workers`` processes), and its box becomes the intersection of both: the
+        search's value where it certifies, else at least as narrow as either box. A search
+        stopped by the wall-clock safety net or an error leaves the first box (its reason names
+        the call). A preparation that is not made of first boxes, or whose boxes are all exact,
+        is returned as it is. The searches are cached on the trial, so refining again costs
+        nothing.
+
+        Parameters
+        ----------
+        trial : dpbench.bench.trial.Trial
+        prepared : MistakesPrepared
+        levels : iterable of int, optional
+            Levels t >= 2 to search.
+
+        Returns
+        -------
+        MistakesPrepared
         """
         if not prepared.first_boxes or prepared.certified:
             return prepared
-        full = self._searched(trial)
-        if full.center is None or full.lower is None:
-            return full
-        searched = full.lower == full.minima  # levels the searches certified keep their value bit for bit
-        upper = np.where(searched, full.minima, np.minimum(prepared.minima, full.minima))
-        lower = np.where(searched, full.minima, np.minimum(np.maximum(prepared.lower, full.lower), upper))
-        certified = bool(full.certified or np.all(lower == upper))
-        reason, raise_limit = (None, None) if certified else (full.reason, full.raise_limit)
-        return self._prepared(trial, upper, lower, certified, prepared.oracle_calls + full.oracle_calls - 1,
-                              prepared.oracle_seconds + full.oracle_seconds, reason, raise_limit)
+        name, limit = self.config["solver"], self.config["node_limit"]
+        upper, lower = prepared.minima.copy(), prepared.lower.copy()
+        calls, seconds, advice = prepared.oracle_calls, prepared.oracle_seconds, (None, None)
+        for t in range(2, len(upper)) if levels is None else levels:
+            if lower[t] == upper[t]:
+                continue
+            res = toplist.level_optimum(trial, t, name, node_limit=limit, workers=self.config["workers"])
+            calls, seconds = calls + 1, seconds + float(res.seconds)
+            if res.certified:
+                upper[t] = lower[t] = res.objective
+                continue
+            if advice[0] is None:
+                advice = toplist.limit_advice(self.name, f"level {t} minimum", res.status, res.message, limit)
+            if res.support is not None:
+                upper[t] = min(upper[t], float(res.objective))
+            bound = float(res.lower_bound)
+            if res.status in ("work_limit", "suboptimal") and not math.isnan(bound):
+                lower[t] = min(max(lower[t], bound), upper[t])
+        certified = bool(np.all(lower == upper))
+        reason, raise_limit = (None, None) if certified else advice
+        return self._prepared(trial, upper, lower, certified, calls, seconds, reason, raise_limit, first_boxes=True)
 
     def _searched(self, trial) -> MistakesPrepared:
         """The preparation from one minimum search per large level (boxes where a search stops)."""
@@ -259,13 +286,18 @@ class Mistakes(BatchLogProb, Selector):
         lp = self._log_pt(trial, prep, eps)
         u = rng.random(n_draws)
         t = inverse_cdf(lp, u)
-        searched = False
-        if prep.first_boxes and not prep.certified and not self._decided(trial, prep, eps, u, t, {}):
-            # A draw the first boxes do not decide: narrow them with the level searches. A draw
-            # they decide is the exact mechanism's draw, which the narrower boxes give as well.
-            prep, searched = self.refined(trial, prep), True
-            lp = self._log_pt(trial, prep, eps)
-            t = inverse_cdf(lp, u)
+        searched = []
+        for level in range(2, len(prep.minima)) if prep.first_boxes else ():
+            # A draw the boxes do not decide: search the boxed levels' minima one at a time, in
+            # increasing t, until every draw is decided. A draw a box decides is the exact
+            # mechanism's draw, which every narrower box gives as well.
+            if prep.certified or self._decided(trial, prep, eps, u, t, {}):
+                break
+            if prep.lower[level] < prep.minima[level]:
+                prep = self.refined(trial, prep, [level])
+                searched.append(level)
+                lp = self._log_pt(trial, prep, eps)
+                t = inverse_cdf(lp, u)
         center, outside = prep.center, prep.outside
         supports = np.empty((n_draws, s), dtype=np.int64)
         for tv in np.unique(t):
@@ -289,7 +321,8 @@ class Mistakes(BatchLogProb, Selector):
             "gap_condition": prep.gap_condition,
             "oracle_calls": prep.oracle_calls,
             "oracle_seconds": prep.oracle_seconds,
-            "level_boxes": "listings" if prep.first_boxes else ("searches, for undecided draws" if searched else "searches"),
+            "level_boxes": "searches" if not prep.first_boxes else "listings",
+            "levels_searched_for_draws": searched,
         }
         if _law_known(prep):  # else P(t) is only bounded (p_t_bounds, below)
             diag.update(p_t=[float(v) for v in np.exp(lp)], p_opt=float(np.exp(lp[0])))
