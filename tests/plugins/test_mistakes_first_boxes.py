@@ -14,6 +14,7 @@ from dpbench.core import toplist as _swaps
 from dpbench.core.privacy.exponential import em_log_weights, log_normalize
 from dpbench.core.toplist import levels as _levels
 from dpbench.core.toplist import toplist as _toplist
+from dpbench_plugins.selectors.swaps import mistakes as _mistakes
 from dpbench_plugins.selectors.swaps.mistakes import Mistakes
 from dpbench_plugins.selectors.swaps.topr import TopR
 from helpers.exact import enumerate_all, highs_trial, toeplitz_problem
@@ -29,8 +30,29 @@ def exact_levels(trial, center):
 
 @pytest.fixture
 def listed(monkeypatch):
-    """Every level t >= 2 too large for closed form, so each one is listed (highs enumerates directly)."""
+    """Every level t >= 2 too large for closed form, so each one is listed (highs enumerates
+    directly), and no short search in ``prepare``: the boxes are the listings' own."""
     monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
+    monkeypatch.setattr(_mistakes, "LAW_NODES", 0)
+
+
+@pytest.mark.parametrize("seed,n,p,s,lam", PROBLEMS)
+def test_the_short_search_makes_easy_levels_exact(seed, n, p, s, lam, monkeypatch):
+    """With the short search of ``prepare`` (``LAW_NODES`` per root) these easy levels certify: every
+    R_t is the brute-force minimum and the law (P exact) is the brute-force law, with no search
+    to the full work limit."""
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
+    trial = highs_trial(toeplitz_problem(n, p, s, seed), lam)
+    sel = Mistakes()
+    prep = sel.prepare(trial, None)
+    assert prep.first_boxes and prep.certified and sel.has_law(prep)
+    S, sc, t = exact_levels(trial, prep.center)
+    sizes = np.array([np.sum(t == k) for k in range(len(prep.minima))])
+    Rt = np.array([sc[t == k].min() for k in range(len(prep.minima))])
+    np.testing.assert_allclose(prep.minima, Rt, rtol=1e-12)
+    lpt = log_normalize(em_log_weights(Rt, 2.0, trial.sensitivity, log_multiplicity=np.log(sizes)))
+    np.testing.assert_allclose(sel.log_probs(trial, prep, 2.0, S), lpt[t] - np.log(sizes[t]), atol=1e-9)
+    assert sel.draw(trial, prep, 2.0, 10, np.random.default_rng(0)).diagnostics["levels_searched_for_draws"] == []
 
 
 @pytest.mark.parametrize("seed,n,p,s,lam", PROBLEMS)

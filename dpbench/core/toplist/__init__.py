@@ -11,13 +11,14 @@ The names a selector uses are re-exported here (and through :mod:`dpbench.api` a
 
 from dpbench.core.toplist.levels import (LEVEL_ENUM_LIMIT, SWAP_LEVEL_NODE_LIMIT, UNCERTIFIED_CALL, level_lower_bounds,
                                          level_minima, level_minima_advice, level_optimum, level_size, lex_order,
-                                         limit_advice, max_level, optimum, single_swap_scores)
+                                         level_optimum_within, limit_advice, max_level, optimum,
+                                         single_swap_scores)
 from dpbench.core.toplist.toplist import (LevelListings, TopList, default_list_length, list_large_levels,
                                           listed_level_boxes, top_list)
 
 __all__ = [
     "LEVEL_ENUM_LIMIT", "SWAP_LEVEL_NODE_LIMIT", "UNCERTIFIED_CALL", "LevelListings", "TopList", "default_list_length",
     "level_lower_bounds", "level_minima", "list_large_levels", "listed_level_boxes",
-    "level_minima_advice", "level_optimum", "level_size", "lex_order", "limit_advice", "max_level", "optimum", "single_swap_scores",
+    "level_minima_advice", "level_optimum", "level_optimum_within", "level_size", "lex_order", "limit_advice", "max_level", "optimum", "single_swap_scores",
     "top_list",
 ]

@@ -288,6 +288,40 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, nod
     return trial.shared(("swap_level", name, int(t)), compute)
 
 
+def level_optimum_within(trial, t: int, solver=None, node_limit: int | None = None, workers: int = 1):
+    """Level t's minimum searched within ``node_limit`` nodes per root; kept only when certified.
+
+    As :func:`level_optimum`, except for the cache: a certified answer (the level's exact
+    canonical minimum, whatever limit found it) is cached as :func:`level_optimum`'s, an
+    uncertified one is returned and not cached, so that a later :func:`level_optimum` with a
+    larger limit searches the level again (with the cuts this search left in the session). A
+    level already cached, or small enough for closed form, is answered by :func:`level_optimum`.
+
+    Parameters
+    ----------
+    trial : dpbench.bench.trial.Trial
+    t : int
+        Level, 2 <= t <= min(s, p - s).
+    solver : str or None
+        Oracle backend (None: the trial's).
+    node_limit : int or None
+        Work limit per root (None: the backend's default).
+    workers : int
+        Processes for the level's roots; the answer does not depend on it.
+
+    Returns
+    -------
+    OracleResult
+    """
+    name = solver_name(trial, solver)
+    key = ("swap_level", name, int(t))
+    if key in trial.cache or level_size(trial.p, trial.s, t) <= closed_form_limit(trial):
+        return level_optimum(trial, t, name)
+    res = _level_by_oracle(trial.oracle(name), single_swap_scores(trial, name).center, trial.s - t, node_limit,
+                           workers)
+    return trial.shared(key, lambda: res) if res.certified else res
+
+
 def level_minimum_from_list(trial, solver, t: int, listing):
     """R_t read off a certified threshold enumeration of the whole level t, cached as :func:`level_optimum`.
 

@@ -133,6 +133,14 @@ def exact_gap(prep: MistakesPrepared) -> float | None:
     return best - float(prep.minima[0])
 
 
+#: Work limit per root of the short search that ``prepare`` makes of every level the listings leave
+#: boxed (:meth:`Mistakes.refined`). Where the level is easy, as on the shipped data sets and the
+#: NeurIPS 2025 design, it certifies R_t, so the law and ``P exact`` are known as with searched
+#: levels; where it is not (the toeplitz n = 200, p = 10 000 trial's levels 4 and 5), it costs a few
+#: seconds and narrows the box, and a draw the box leaves undecided searches to ``node_limit``.
+LAW_NODES = 2_000
+
+
 def _law_known(prep: MistakesPrepared) -> bool:
     """The output law is known: S1 exists and every R_t is exact, or S1 is uncertified (then the
     law is that of the upper bounds, and the draws are uncertified anyway). With S1 certified and
@@ -174,21 +182,23 @@ class Mistakes(BatchLogProb, Selector):
             return self._searched(trial)
         upper, lower, seconds, calls = first
         prep = self._prepared(trial, upper, lower, bool(np.all(lower == upper)), calls, seconds, first_boxes=True)
+        # A short search of every boxed level: where it certifies, R_t is exact (and with every R_t
+        # exact, the law and P exact are known), at a bounded cost where it does not.
+        if LAW_NODES:
+            prep = self.refined(trial, prep, node_limit=min(LAW_NODES, self.config["node_limit"]))
         if not prep.gap_condition and prep.gap > 2 * trial.sensitivity:
             return self.refined(trial, prep)  # narrower boxes may establish the gap condition
         return prep
 
-    def refined(self, trial, prepared: MistakesPrepared, levels=None) -> MistakesPrepared:
+    def refined(self, trial, prepared: MistakesPrepared, levels=None, node_limit=None) -> MistakesPrepared:
         """The preparation with the boxes of ``levels`` narrowed by searching their minima.
 
-        Each listed level t (None: every boxed one) whose first box is not exact gets its minimum
-        searched (:func:`dpbench.api.toplist.level_optimum`, ``node_limit`` nodes per root, its roots
-        on up to ``workers`` processes), and its box becomes the intersection of both: the
-        search's value where it certifies, else at least as narrow as either box. A search
-        stopped by the wall-clock safety net or an error leaves the first box (its reason names
-        the call). A preparation that is not made of first boxes, or whose boxes are all exact,
-        is returned as it is. The searches are cached on the trial, so refining again costs
-        nothing.
+        Each listed level t (None: every boxed one) whose box is not exact gets its minimum
+        searched (its roots on up to ``workers`` processes), and its box becomes the intersection
+        of both: the search's value where it certifies, else at least as narrow as either box. A
+        search stopped by the wall-clock safety net or an error leaves the box as it was. A
+        preparation that is not made of first boxes, or whose boxes are all exact, is returned
+        as it is.
 
         Parameters
         ----------
@@ -196,6 +206,12 @@ class Mistakes(BatchLogProb, Selector):
         prepared : MistakesPrepared
         levels : iterable of int, optional
             Levels t >= 2 to search.
+        node_limit : int, optional
+            A smaller work limit per root than the selector's ``node_limit``
+            (:func:`dpbench.api.toplist.level_optimum_within`: only a certified answer is kept,
+            and the reason of an uncertified search is not recorded, since a draw may still
+            search the level to ``node_limit``). None: the selector's ``node_limit``
+            (:func:`dpbench.api.toplist.level_optimum`, cached on the trial).
 
         Returns
         -------
@@ -203,18 +219,21 @@ class Mistakes(BatchLogProb, Selector):
         """
         if not prepared.first_boxes or prepared.certified:
             return prepared
-        name, limit = self.config["solver"], self.config["node_limit"]
+        name, limit, workers = self.config["solver"], self.config["node_limit"], self.config["workers"]
         upper, lower = prepared.minima.copy(), prepared.lower.copy()
         calls, seconds, advice = prepared.oracle_calls, prepared.oracle_seconds, (None, None)
         for t in range(2, len(upper)) if levels is None else levels:
             if lower[t] == upper[t]:
                 continue
-            res = toplist.level_optimum(trial, t, name, node_limit=limit, workers=self.config["workers"])
+            if node_limit is None:
+                res = toplist.level_optimum(trial, t, name, node_limit=limit, workers=workers)
+            else:
+                res = toplist.level_optimum_within(trial, t, name, node_limit, workers)
             calls, seconds = calls + 1, seconds + float(res.seconds)
             if res.certified:
                 upper[t] = lower[t] = res.objective
                 continue
-            if advice[0] is None:
+            if advice[0] is None and node_limit is None:
                 advice = toplist.limit_advice(self.name, f"level {t} minimum", res.status, res.message, limit)
             if res.support is not None:
                 upper[t] = min(upper[t], float(res.objective))
@@ -222,7 +241,8 @@ class Mistakes(BatchLogProb, Selector):
             if res.status in ("work_limit", "suboptimal") and not math.isnan(bound):
                 lower[t] = min(max(lower[t], bound), upper[t])
         certified = bool(np.all(lower == upper))
-        reason, raise_limit = (None, None) if certified else advice
+        reason, raise_limit = (None, None) if certified else (advice if advice[0] else (prepared.reason,
+                                                                                          prepared.raise_limit))
         return self._prepared(trial, upper, lower, certified, calls, seconds, reason, raise_limit, first_boxes=True)
 
     def _searched(self, trial) -> MistakesPrepared:
