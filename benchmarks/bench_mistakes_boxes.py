@@ -66,11 +66,11 @@ def run_levels(which, node_limit=None, searched=False):
         sel = registry().selector(m)(**({"node_limit": node_limit} if node_limit and m == "mistakes" else {}))
         prep = sel.prepare(trial, np.random.default_rng(0))
         seconds[m] = time.perf_counter() - t
-    boxes = _boxes(trial, prep, node_limit)
+    total = time.perf_counter() - t0
     out = {"run": which, "node_limit": node_limit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "load1_start": load0, "optimum_seconds": float(opt.seconds), "prepare_seconds": seconds,
-           "total_seconds": time.perf_counter() - t0, "sensitivity": trial.sensitivity, "p": trial.p, "s": trial.s,
-           "first_boxes": bool(prep.first_boxes), **boxes}
+           "total_seconds": total, "sensitivity": trial.sensitivity, "p": trial.p, "s": trial.s,
+           "first_boxes": bool(prep.first_boxes), **_boxes(trial, prep, node_limit)}
     if searched:
         t = time.perf_counter()
         full = sel.refined(trial, prep)
@@ -83,7 +83,8 @@ def _boxes(trial, prep, node_limit):
     """R_t, R_t_lower and, per level t >= 2, where its box came from and what it cost."""
     from dpbench.api import toplist
 
-    listed = toplist.list_large_levels(trial, "highs", toplist.default_list_length(trial.p, trial.s), None, node_limit)
+    limit = toplist.SWAP_LEVEL_NODE_LIMIT if node_limit is None else node_limit  # the listings' cache key
+    listed = toplist.list_large_levels(trial, "highs", toplist.default_list_length(trial.p, trial.s), None, limit)
     levels = []
     for t in range(2, len(prep.minima)):
         res = trial.cache.get(("swap_level", "highs", t))

@@ -180,12 +180,13 @@ def top_list(trial, R: int, solver=None, enum_limit: int = 2_000_000, max_calls:
     direct enumeration enumerates each level root by root (:func:`threshold_by_roots`,
     ``node_limit`` per root); the diagnostics report ``seeded_bar`` and the supports it scored.
 
-    Lists first (issue 22, item 2): with a direct enumeration, a large level (more than
-    ``enum_limit`` members) that has a member under the seeded bar among the supports
-    :func:`seed_bar` scored is enumerated before the streams start (tau from the bar and the
-    scores of E and of the levels listed before it), and it enters the merge as an explicit
-    source. Its minimum R_t is then read off the list (:func:`~dpbench.core.toplist.levels.level_minimum_from_list`)
-    instead of an optimum call; ``levels_first`` in the diagnostics names these levels.
+    Lists first (issue 22, item 2): with a direct enumeration, every large level (more than
+    ``enum_limit`` members) is enumerated below the seeded bar before the streams start
+    (:func:`list_large_levels`; tau from the bar and the scores of E and of the levels listed
+    before it) and enters the merge as an explicit source. A level with members under tau gives
+    its minimum R_t from the list
+    (:func:`~dpbench.core.toplist.levels.level_minimum_from_list`), one with none a bound above
+    tau, so no large level gets an optimum call; ``levels_first`` in the diagnostics names them.
     """
     name = solver_name(trial, solver)
     if level_search not in ("threshold", "calls"):
@@ -328,7 +329,7 @@ def _top_list(trial, R, name, enum_limit, max_calls, node_limit, level_search="t
         "r_th_score": float(sc[-1]) if len(sc) else None,
         "extra_calls": int(stats["extra_calls"]),
         "oracle_calls": 1 + sum(st.oracle_first for st in streams.values()) + int(stats["extra_calls"]),
-        "levels_first": sorted(int(t) for t in thresholded if listed is not None and t in listed.listings),
+        "levels_first": sorted(int(t) for t in listed.listings) if listed is not None else [],
         "oracle_seconds": float(stats["oracle_seconds"]),
         "uncertified_calls": int(stats["uncertified_calls"]),
         "levels_enumerated": [int(t) for t in enumerated],

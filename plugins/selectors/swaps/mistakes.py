@@ -23,22 +23,23 @@ unconditional (epsilon, delta) variant.
 
 The R_t are first only boxed, L_t <= R_t <= U_t, by the listings of the default top-R list
 (``levels="listed"``, the default; :func:`dpbench.api.toplist.listed_level_boxes`, the listings
-``topr`` makes at its default R): a large level with members under the listing's threshold gives
-its R_t exactly, one with none the listing's bound below and its best known member above. Only
-when these boxes leave a draw undecided (below), or the gap condition open, is each level's
-minimum searched, one level at a time in increasing t until every draw is decided
+``topr`` makes at its default R): a large level with members under the listing's threshold
+gives its R_t exactly, one with none the listing's bound below and its best known member above;
+a short search (:data:`LAW_NODES` per root) then makes the easy ones exact. Only when the boxes
+leave a draw undecided (below), or the gap condition open, is a level's minimum searched to
+``node_limit``, one level at a time in increasing t until every draw is decided
 (:meth:`Mistakes.refined`), and the boxes intersected; ``levels="searched"`` searches every
-level in ``prepare``. A level search that
-reaches its work limit still boxes its level by its proven bound and its best support
-(:func:`dpbench.api.toplist.level_lower_bounds`). Each draw takes t by inverse-CDF sampling of
-one uniform number u (with the weights at U_t, as before); it is **decided** when every R in
-the box gives the same t for that u (:func:`dpbench.api.decided_by_bounds`), and a decided draw
-is the draw the mechanism with the exact R_t makes with the same u, whatever the box. So the
-draws, and whether they are certified, do not depend on whether the first boxes decided them or
-the searches did. The draws are certified when S1 is and every draw is decided; an undecided
-draw (after the searches) leaves them uncertified with the work limit to raise (the same seed
-then gives the same u). The exact output law, hence ``log_prob`` and P exact, needs the exact
-R_t: without it there is none (bounds on P(t) are in the diagnostics).
+level in ``prepare``. A search that reaches its work limit still boxes its level by its proven
+bound and its best support.
+
+Each draw takes t by inverse-CDF sampling of one uniform number u (with the weights at U_t);
+it is **decided** when every R in the box gives the same t for that u
+(:func:`dpbench.api.decided_by_bounds`), and a decided draw is the draw the mechanism with the
+exact R_t makes with the same u, whatever the box. So the draws, and whether they are
+certified, do not depend on which boxes decided them. The draws are certified when S1 is and
+every draw is decided; an undecided draw (after the searches) leaves them uncertified with the
+work limit to raise (the same seed then gives the same u). The exact output law, hence
+``log_prob`` and P exact, needs the exact R_t: without it there is none (bounds on P(t) are in the diagnostics).
 """
 
 from __future__ import annotations
@@ -170,8 +171,8 @@ class Mistakes(BatchLogProb, Selector):
                          "it); capped at the CPU count; the boxes, draws and node counts are the same for any "
                          "value; 1 = this process only", int, interval=(1, None, "left")),
         "levels": Param("listed", "'listed': bound R_t by the listings of the default top-R list and search a level's "
-                        "minimum only when a draw or the gap condition needs it (exact draws, P exact only where "
-                        "the listings give every R_t); 'searched': search every level's minimum (the exact law "
+                        "minimum to node_limit only when a draw or the gap condition needs it (exact draws; P exact where "
+                        "the listings and a short search give every R_t); 'searched': search every level's minimum (the exact law "
                         "wherever the searches certify; docs/methods/mistakes.md)", str, choices=("listed", "searched")),
     }
 
