@@ -258,3 +258,27 @@ def test_inside_a_dask_task_the_roots_become_cluster_tasks_with_the_serial_answe
     np.testing.assert_array_equal(spread.scores, serial.scores)
     assert (spread.nodes, spread.calls, spread.threshold, spread.lower_bound) == \
         (serial.nodes, serial.calls, serial.threshold, serial.lower_bound)
+
+
+@pytest.mark.parametrize("seed,p,s,lam", [(0, 24, 4, 2.0), (4, 22, 3, 0.5)])
+def test_a_short_level_search_is_kept_only_when_certified(seed, p, s, lam, monkeypatch):
+    """level_optimum_within: a search stopped by its small limit is returned but not cached, so the
+    level's optimum is searched again with the full limit; a certified one is cached as the
+    level's optimum. Both optima are the brute-force minimum and its canonical support."""
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
+    trial = highs_trial(copies_problem(seed, p=p, s=s), lam, enum_limit=0, leaf_limit=1)  # branch to the leaves
+    S, sc = enumerate_all(trial)
+    levels = s - np.isin(S, S[0]).sum(axis=1)
+    stopped = []
+    for t in range(2, _swaps.max_level(p, s) + 1):
+        short = _swaps.level_optimum_within(trial, t, node_limit=1)
+        key = ("swap_level", trial.solver, t)
+        assert (key in trial.cache) == short.certified
+        stopped += [t] if not short.certified else []
+        full = _swaps.level_optimum(trial, t)
+        assert full.certified and full.objective == pytest.approx(sc[levels == t].min(), rel=1e-12)
+        assert full.support.tolist() == S[levels == t][0].tolist()  # canonical order: first of its level
+        if not short.certified:  # its box holds the optimum
+            assert short.lower_bound <= full.objective * (1 + 1e-9) and full.objective <= short.objective * (1 + 1e-12)
+        assert _swaps.level_optimum_within(trial, t, node_limit=1) is full  # cached now
+    assert stopped  # the limit of one node stops at least one level
