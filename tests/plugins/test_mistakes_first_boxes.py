@@ -13,7 +13,7 @@ import pytest
 from dpbench.core import toplist as _swaps
 from dpbench.core.privacy.exponential import em_log_weights, log_normalize
 from dpbench.core.toplist import levels as _levels
-from dpbench.core.toplist import toplist as _toplist
+from dpbench.core.toplist import listings as _listings
 from dpbench_plugins.selectors.swaps import mistakes as _mistakes
 from dpbench_plugins.selectors.swaps.mistakes import Mistakes
 from dpbench_plugins.selectors.swaps.topr import TopR
@@ -154,8 +154,8 @@ def test_a_gap_condition_the_first_boxes_cannot_show_is_searched_in_prepare(list
 def test_topr_at_its_default_and_mistakes_share_the_listings(listed, monkeypatch):
     trial = highs_trial(toeplitz_problem(60, 12, 3, 0), 2.0)
     made = []
-    real = _toplist._list_large_levels
-    monkeypatch.setattr(_toplist, "_list_large_levels", lambda *a: made.append(a[2]) or real(*a))
+    real = _listings._list_large_levels
+    monkeypatch.setattr(_listings, "_list_large_levels", lambda *a: made.append(a[2]) or real(*a))
     TopR().prepare(trial, None)
     Mistakes().prepare(trial, None)
     assert made == [_swaps.default_list_length(12, 3)]

@@ -11,7 +11,7 @@ C(s, t) C(p - s, t) members. Level 1 (the single swaps) is scored in closed form
 minimum R_t of each level t >= 2 comes from one oracle call with the overlap constraint
 |S ∩ S1| = s - t, or from a complete threshold enumeration of the level that ``topr`` made
 first (:func:`level_minimum_from_list`); ``mistakes`` starts from boxes on it given by those
-enumerations (:func:`~dpbench.core.toplist.toplist.listed_level_boxes`) and searches a level
+enumerations (:func:`~dpbench.core.toplist.listings.listed_level_boxes`) and searches a level
 only when it needs more (:func:`level_optimum_within`, :func:`level_optimum`).
 
 The top-R list (docs/methods/topr.md) is the R smallest scores overall, built in
