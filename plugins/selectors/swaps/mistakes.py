@@ -25,7 +25,7 @@ The R_t are first only boxed, L_t <= R_t <= U_t, by the listings of the default 
 (``levels="listed"``, the default; :func:`dpbench.api.toplist.listed_level_boxes`, the listings
 ``topr`` makes at its default R): a large level with members under the listing's threshold
 gives its R_t exactly, one with none the listing's bound below and its best known member above;
-a short search (:data:`LAW_NODES` per root) then makes the easy ones exact. Only when the boxes
+a short search (:data:`LAW_NODES` nodes per level) then makes the easy ones exact. Only when the boxes
 leave a draw undecided (below), or the gap condition open, is a level's minimum searched to
 ``node_limit``, one level at a time in increasing t until every draw is decided
 (:meth:`Mistakes.refined`), and the boxes intersected; ``levels="searched"`` searches every
@@ -134,12 +134,13 @@ def exact_gap(prep: MistakesPrepared) -> float | None:
     return best - float(prep.minima[0])
 
 
-#: Work limit per root of the short search that ``prepare`` makes of every level the listings leave
-#: boxed (:meth:`Mistakes.refined`). Where the level is easy it certifies R_t, so the law and
+#: Work of the short search that ``prepare`` makes of every level t the listings leave boxed
+#: (:meth:`Mistakes.refined`): this many branch-and-bound nodes shared out over the level's C(s, t)
+#: roots (at most ``node_limit`` per root). Where the level is easy it certifies R_t, so the law and
 #: ``P exact`` are known as with searched levels: on the shipped data sets the boxed levels (level 5
-#: of chowdary, gordon, golub, sorlie, su) certify in 2 051-6 702 nodes of their one root. Where it
-#: is not (the toeplitz n = 200, p = 10 000 trial's levels 4 and 5), it narrows the box, and a draw
-#: the box leaves undecided searches to ``node_limit``.
+#: of chowdary, gordon, golub, sorlie, su; one root) certify in 2 051-6 702 nodes. Where it is not
+#: (the toeplitz n = 200, p = 10 000 trial's levels 4 and 5), it costs seconds, and a draw the box
+#: leaves undecided searches the level to ``node_limit`` per root.
 LAW_NODES = 10_000
 
 
@@ -186,8 +187,9 @@ class Mistakes(BatchLogProb, Selector):
         prep = self._prepared(trial, upper, lower, bool(np.all(lower == upper)), calls, seconds, first_boxes=True)
         # A short search of every boxed level: where it certifies, R_t is exact (and with every R_t
         # exact, the law and P exact are known), at a bounded cost where it does not.
-        if LAW_NODES:
-            prep = self.refined(trial, prep, node_limit=min(LAW_NODES, self.config["node_limit"]))
+        for t in range(2, len(prep.minima)) if LAW_NODES else ():
+            per_root = max(1, min(LAW_NODES // math.comb(trial.s, t), self.config["node_limit"]))
+            prep = self.refined(trial, prep, [t], node_limit=per_root)
         if not prep.gap_condition and prep.gap > 2 * trial.sensitivity:
             return self.refined(trial, prep)  # narrower boxes may establish the gap condition
         return prep
