@@ -55,6 +55,22 @@ def test_the_short_search_makes_easy_levels_exact(seed, n, p, s, lam, monkeypatc
     assert sel.draw(trial, prep, 2.0, 10, np.random.default_rng(0)).diagnostics["levels_searched_for_draws"] == []
 
 
+def test_a_level_whose_listing_took_more_than_the_short_search_gets_none(monkeypatch):
+    """With LAW_NODES below every listing's node count no level is searched in ``prepare``: the boxes
+    are the listings' own (and the draws still the searched preparation's)."""
+    monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
+    trial = highs_trial(toeplitz_problem(60, 12, 3, 0), 2.0)
+    upper, lower, nodes, _, _ = _swaps.listed_level_boxes(trial, node_limit=_swaps.SWAP_LEVEL_NODE_LIMIT)
+    boxed = lower < upper
+    assert boxed.any() and nodes[boxed].min() >= 1
+    monkeypatch.setattr(_mistakes, "LAW_NODES", int(nodes[boxed].min()) - 1)
+    prep = Mistakes().prepare(trial, None)
+    np.testing.assert_array_equal(prep.lower, lower)
+    np.testing.assert_array_equal(prep.minima, upper)
+    monkeypatch.setattr(_mistakes, "LAW_NODES", int(nodes[boxed].max()))
+    assert Mistakes().prepare(highs_trial(toeplitz_problem(60, 12, 3, 0), 2.0), None).certified
+
+
 @pytest.mark.parametrize("seed,n,p,s,lam", PROBLEMS)
 def test_first_boxes_hold_the_exact_minima(seed, n, p, s, lam, listed):
     trial = highs_trial(toeplitz_problem(n, p, s, seed), lam)
@@ -140,10 +156,10 @@ def test_a_gap_condition_the_first_boxes_cannot_show_is_searched_in_prepare(list
     real = _swaps.listed_level_boxes
 
     def loose(*args, **kw):
-        upper, lower, seconds, calls = real(*args, **kw)
+        upper, lower, nodes, seconds, calls = real(*args, **kw)
         lower = lower.copy()
         lower[2:] = lower[0]  # valid (R_t >= R_0) but useless for the gap
-        return upper, lower, seconds, calls
+        return upper, lower, nodes, seconds, calls
 
     monkeypatch.setattr(_swaps, "listed_level_boxes", loose)
     prep = Mistakes().prepare(highs_trial(toeplitz_problem(400, 12, 3, 0, snr=10), 2.0), None)

@@ -161,6 +161,10 @@ def listed_level_boxes(trial, solver=None, node_limit: int | None = None, worker
         U_t, each the score of a member of level t.
     lower : ndarray of shape (t_max + 1,), float64
         L_t (equal to ``upper`` where exact).
+    nodes : ndarray of shape (t_max + 1,), int64
+        Branch-and-bound nodes of each level's listing (0 where the level is not listed): a
+        listing proves every other member above a threshold at most R_t, less than a minimum
+        search has to prove, so it is a floor on that search's work (deterministic).
     seconds : float
         Oracle seconds of the optimum S1 and the listings.
     calls : int
@@ -179,12 +183,13 @@ def listed_level_boxes(trial, solver=None, node_limit: int | None = None, worker
         return None
     singles = single_swap_scores(trial, name)
     tmax = max_level(p, s)
-    upper, lower = np.empty(tmax + 1), np.empty(tmax + 1)
+    upper, lower, nodes = np.empty(tmax + 1), np.empty(tmax + 1), np.zeros(tmax + 1, dtype=np.int64)
     upper[0] = lower[0] = singles.center_score
     upper[1] = lower[1] = singles.best
     for t in range(2, tmax + 1):
         res = listed.listings.get(t)
         exact = level_optimum(trial, t, name) if res is None else level_minimum_from_list(trial, name, t, res)
+        nodes[t] = 0 if res is None else res.nodes
         if exact is not None:
             upper[t] = lower[t] = exact.objective
             continue
@@ -195,7 +200,7 @@ def listed_level_boxes(trial, solver=None, node_limit: int | None = None, worker
         lower[t] = min(float(res.lower_bound), listed_min)
         if not math.isfinite(upper[t]) or math.isnan(lower[t]):
             return None
-    return upper, lower, float(optimum(trial, name).seconds) + float(listed.seconds), 1 + int(listed.calls)
+    return upper, lower, nodes, float(optimum(trial, name).seconds) + float(listed.seconds), 1 + int(listed.calls)
 
 
 def _native_threshold(sess) -> bool:
