@@ -222,7 +222,8 @@ class Trial:
         return self.loss_plugin.score_bound(self.n, self.b_y)
 
     def shared(self, key, compute: Callable[[], Any]):
-        """Return ``cache[key]``, computing it once with ``compute()`` if absent."""
+        """Return ``cache[key]``, computing it once with ``compute()`` if absent (nothing is stored
+        when ``compute`` raises)."""
         if key not in self.cache:
             self.cache[key] = compute()
         return self.cache[key]

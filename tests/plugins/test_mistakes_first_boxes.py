@@ -156,10 +156,10 @@ def test_a_gap_condition_the_first_boxes_cannot_show_is_searched_in_prepare(list
     real = _swaps.listed_level_boxes
 
     def loose(*args, **kw):
-        upper, lower, nodes, seconds, calls = real(*args, **kw)
-        lower = lower.copy()
+        boxes = real(*args, **kw)
+        lower = boxes.lower.copy()
         lower[2:] = lower[0]  # valid (R_t >= R_0) but useless for the gap
-        return upper, lower, nodes, seconds, calls
+        return boxes._replace(lower=lower)
 
     monkeypatch.setattr(_swaps, "listed_level_boxes", loose)
     prep = Mistakes().prepare(highs_trial(toeplitz_problem(400, 12, 3, 0, snr=10), 2.0), None)

@@ -81,7 +81,9 @@ class TrialView(Protocol):
     def score_bound(self) -> float: ...
 
     def shared(self, key, compute: Callable[[], Any]) -> Any:
-        """``compute()`` once per trial under ``key``: epsilon-independent work shared by selectors."""
+        """``compute()`` once per trial under ``key``: epsilon-independent work shared by selectors.
+
+        If ``compute`` raises, nothing is stored under ``key`` and the exception propagates."""
 
     def optimum(self, solver: str | None = None) -> "OracleResult":
         """The certified (or not: see ``certified``) best support of this trial, solved once per backend."""

@@ -15,11 +15,12 @@ from dpbench.core.toplist.levels import (LEVEL_ENUM_LIMIT, SWAP_LEVEL_NODE_LIMIT
                                          level_minima, level_minima_advice, level_optimum, level_size, lex_order,
                                          level_optimum_within, limit_advice, max_level, optimum,
                                          single_swap_scores)
-from dpbench.core.toplist.listings import LevelListings, default_list_length, list_large_levels, listed_level_boxes
+from dpbench.core.toplist.listings import (LevelBoxes, LevelListings, default_list_length, list_large_levels,
+                                          listed_level_boxes)
 from dpbench.core.toplist.toplist import TopList, top_list
 
 __all__ = [
-    "LEVEL_ENUM_LIMIT", "SWAP_LEVEL_NODE_LIMIT", "UNCERTIFIED_CALL", "LevelListings", "TopList", "default_list_length",
+    "LEVEL_ENUM_LIMIT", "SWAP_LEVEL_NODE_LIMIT", "UNCERTIFIED_CALL", "LevelBoxes", "LevelListings", "TopList", "default_list_length",
     "level_lower_bounds", "level_minima", "list_large_levels", "listed_level_boxes",
     "level_minima_advice", "level_optimum", "level_optimum_within", "level_size", "lex_order", "limit_advice", "max_level", "optimum", "single_swap_scores",
     "top_list",

@@ -316,12 +316,28 @@ def level_optimum_within(trial, t: int, solver=None, node_limit: int | None = No
     OracleResult
     """
     name = solver_name(trial, solver)
-    key = ("swap_level", name, int(t))
-    if key in trial.cache or level_size(trial.p, trial.s, t) <= closed_form_limit(trial):
+    if level_size(trial.p, trial.s, t) <= closed_form_limit(trial):
         return level_optimum(trial, t, name)
-    res = _level_by_oracle(trial.oracle(name), single_swap_scores(trial, name).center, trial.s - t, node_limit,
-                           workers)
-    return trial.shared(key, lambda: res) if res.certified else res
+
+    def certified_or_raise():
+        res = _level_by_oracle(trial.oracle(name), single_swap_scores(trial, name).center, trial.s - t,
+                               node_limit, workers)
+        if not res.certified:
+            raise _Uncertified(res)  # trial.shared stores nothing when its compute raises
+        return res
+
+    try:
+        return trial.shared(("swap_level", name, int(t)), certified_or_raise)  # level_optimum's key
+    except _Uncertified as stop:
+        return stop.result
+
+
+class _Uncertified(Exception):
+    """An uncertified search in :func:`level_optimum_within`, carried out of ``trial.shared`` uncached."""
+
+    def __init__(self, result):
+        super().__init__(result.status)
+        self.result = result
 
 
 def level_minimum_from_list(trial, solver, t: int, listing):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -114,7 +115,7 @@ def _list_large_levels(trial, name, R, enum_limit, node_limit, max_count, worker
         if enum_limit and level_size(p, s, t) <= enum_limit:
             continue
         res = _threshold_level(trial, name, singles.center, t, [], np.concatenate(known), R, node_limit, max_count,
-                               0, U, workers)
+                               calls_left=0, threshold=U, workers=workers)  # calls_left: call-based sessions only
         calls += res.calls
         seconds += res.seconds
         listings[t] = res
@@ -128,7 +129,17 @@ def default_list_length(p: int, s: int) -> int:
     return (p - s) * s + 2
 
 
-def listed_level_boxes(trial, solver=None, node_limit: int | None = None, workers: int = 1):
+class LevelBoxes(NamedTuple):
+    """Boxes on the level minima from the listings (:func:`listed_level_boxes`), t = 0 .. t_max."""
+
+    upper: np.ndarray
+    lower: np.ndarray
+    nodes: np.ndarray
+    seconds: float
+    calls: int
+
+
+def listed_level_boxes(trial, solver=None, node_limit: int | None = None, workers: int = 1) -> LevelBoxes | None:
     """Boxes L_t <= R_t <= U_t on every level minimum from the listings of the default top-R list.
 
     The listings are those of :func:`list_large_levels` at R = :func:`default_list_length`
@@ -157,6 +168,7 @@ def listed_level_boxes(trial, solver=None, node_limit: int | None = None, worker
 
     Returns
     -------
+    LevelBoxes or None, with
     upper : ndarray of shape (t_max + 1,), float64
         U_t, each the score of a member of level t.
     lower : ndarray of shape (t_max + 1,), float64
@@ -170,7 +182,7 @@ def listed_level_boxes(trial, solver=None, node_limit: int | None = None, worker
     calls : int
         Oracle calls behind the boxes (S1 and the listings).
 
-    Returns None when there is no listing (no level too large for closed form, S1 not certified,
+    None when there is no listing (no level too large for closed form, S1 not certified,
     or a backend that lists by repeated optimum calls), when a listing was stopped by the
     wall-clock safety net or an error (its bound would depend on the machine), or when a level
     has no known member.
@@ -200,7 +212,8 @@ def listed_level_boxes(trial, solver=None, node_limit: int | None = None, worker
         lower[t] = min(float(res.lower_bound), listed_min)
         if not math.isfinite(upper[t]) or math.isnan(lower[t]):
             return None
-    return upper, lower, nodes, float(optimum(trial, name).seconds) + float(listed.seconds), 1 + int(listed.calls)
+    return LevelBoxes(upper, lower, nodes, float(optimum(trial, name).seconds) + float(listed.seconds),
+                      1 + int(listed.calls))
 
 
 def _native_threshold(sess) -> bool:

@@ -184,13 +184,13 @@ class Mistakes(BatchLogProb, Selector):
         first = toplist.listed_level_boxes(trial, name, limit, workers) if self.config["levels"] == "listed" else None
         if first is None:
             return self._searched(trial)
-        upper, lower, nodes, seconds, calls = first
-        prep = self._prepared(trial, upper, lower, bool(np.all(lower == upper)), calls, seconds, first_boxes=True)
+        prep = self._prepared(trial, first.upper, first.lower, bool(np.all(first.lower == first.upper)), first.calls,
+                              first.seconds, first_boxes=True)
         # A short search of every boxed level: where it certifies, R_t is exact (and with every R_t
         # exact, the law and P exact are known), at a bounded cost where it does not. A level whose
         # listing already took more nodes gets none: its minimum search has more to prove.
         for t in range(2, len(prep.minima)) if LAW_NODES else ():
-            if nodes[t] <= LAW_NODES:
+            if first.nodes[t] <= LAW_NODES:
                 per_root = max(1, min(LAW_NODES // math.comb(trial.s, t), self.config["node_limit"]))
                 prep = self.refined(trial, prep, [t], node_limit=per_root)
         if not prep.gap_condition and prep.gap > 2 * trial.sensitivity:
