@@ -117,3 +117,23 @@ def test_topr_mistakes_trial_identical_under_load():
         proc.wait()
     assert busy == idle
     assert all(row[2] for row in idle[:2])  # certified
+
+
+def test_a_stopped_call_reports_its_best_score_bound_and_gap():
+    """The message of a node-limited call states the score of the support it returns, the proven
+    lower bound and their relative gap, the numbers of the result itself (a user judges from
+    them whether a larger limit can certify)."""
+    import re
+
+    score = make_problem("corr", 95, n=60, p=60, lam=0.5)
+    S1 = registry().solver("highs")().session(score, 4).solve().support
+    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1).session(score, 4)
+    r = sess.solve(overlap=(S1, 0), node_limit=1)
+    assert r.status == "work_limit" and r.lower_bound < r.objective
+    m = re.search(r"best score (\S+), proven lower bound (\S+) \(gap (\S+) %\)", r.message)
+    assert m, r.message
+    best, bound, gap = (float(v) for v in m.groups())
+    assert best == pytest.approx(r.objective, rel=1e-5) and bound == pytest.approx(r.lower_bound, rel=1e-5)
+    assert gap == pytest.approx(100 * (r.objective - r.lower_bound) / r.objective, abs=0.01)
+    done = registry().solver("highs")(enum_limit=0, leaf_limit=1).session(score, 4).solve(overlap=(S1, 0))
+    assert done.status == "optimal" and "gap" not in done.message

@@ -54,6 +54,18 @@ _LIMIT_MESSAGES = {
     "time_limit": lambda what: "wall-clock safety net reached (machine-dependent; raise safety_time_limit)",
 }
 
+
+def _with_gap(message, score, lower_bound):
+    """``message`` of a stopped optimum call plus how far it got: the best support's score, the
+    proven lower bound and their relative gap, so that a user can judge whether raising the
+    limit is worth it (a gap that hardly moves with 20x the nodes will not close: gravier,
+    docs/performance.md). Unchanged when there is no finite bound."""
+    if not (np.isfinite(score) and np.isfinite(lower_bound)):
+        return message
+    gap = (score - lower_bound) / abs(score) if score else 0.0
+    return f"{message}; best score {score:.6g}, proven lower bound {lower_bound:.6g} (gap {100 * gap:.2f} %)"
+
+
 #: Wall-clock safety net of one call (seconds). Only for runaway calls: a call it stops is
 #: reported with status "time_limit" (machine-dependent, unlike "work_limit").
 SAFETY_TIME_LIMIT = 3600.0

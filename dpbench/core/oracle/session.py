@@ -26,7 +26,7 @@ from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, requi
 from dpbench.core.oracle.cuts import _CutPool, build_master, dual_cuts
 from dpbench.core.oracle.heuristics import LocalSearch
 from dpbench.core.oracle.options import OracleOptions
-from dpbench.core.oracle.limits import _LIMIT_MESSAGES, Budget, break_ties, lexmin, tie_bar
+from dpbench.core.oracle.limits import _LIMIT_MESSAGES, Budget, _with_gap, break_ties, lexmin, tie_bar
 
 
 #: Branch and bound over the screened survivors runs on their own columns when they are at
@@ -178,6 +178,8 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
             obj = float(self.score(S)[0]) if S is not None else np.inf
             if S is not None and status == "optimal" and not self._closed(obj, lb, gap_tol):
                 status, msg = "suboptimal", msg or "recomputed objective outside the gap tolerance"
+            if status in _LIMIT_MESSAGES and S is not None:
+                msg = _with_gap(msg, obj, min(lb, obj))
             return OracleResult(None if S is None else np.asarray(S, dtype=np.int64), obj,
                                 float(min(lb, obj)), status, it, time.perf_counter() - t0, msg), path
 
