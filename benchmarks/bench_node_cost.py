@@ -49,7 +49,7 @@ def make_score(setting, lam, seed=3):
 PATHS = {"pg": ("pg", False), "numpy": ("prox", False), "prox": ("prox", True)}
 
 
-def measure(name, lam, nodes, drive):
+def measure(name, lam, nodes, drive, close=True):
     """Run one search of ``nodes`` nodes; return per-node times and bounds of every path
     (arrays of shape (nodes, len(PATHS)) in the order of :data:`PATHS`), the result, the wall
     seconds and the CPU seconds of the search."""
@@ -62,7 +62,7 @@ def measure(name, lam, nodes, drive):
     names = list(PATHS)
     base = dict(OASession.PROX_NODE)
 
-    def both(self, F, C, m, warm=None):
+    def both(self, F, C, m, warm=None, close_at=None):
         alphas = list(self._relax_alphas)
         out = {}
         k = len(times) % len(names)
@@ -72,7 +72,7 @@ def measure(name, lam, nodes, drive):
             self.relax_method = meth
             self.PROX_NODE = {**base, "compiled": compiled}
             t = time.perf_counter()
-            res = orig(self, F, C, m, warm if meth == "prox" else None)
+            res = orig(self, F, C, m, warm if meth == "prox" else None, close_at=close_at if close else None)
             out[path] = (time.perf_counter() - t, res, list(self._relax_alphas))
         self.relax_method, compiled = PATHS[drive]
         self.PROX_NODE = {**base, "compiled": compiled}
@@ -115,6 +115,9 @@ def main(argv=None):
     ap.add_argument("--lam", type=float, default=10.0)
     ap.add_argument("--prox", default="", help="override work counts of the prox path, e.g. iters=10,rounds=2")
     ap.add_argument("--drive", choices=tuple(PATHS), default="prox", help="the path whose results steer the search")
+    ap.add_argument("--no-close", action="store_true",
+                    help="solve every node's relaxation to the end, as before session 11 (default: the prox "
+                         "paths stop at the first working-set round whose bound reaches the search's bar)")
     a = ap.parse_args(argv)
     import os
 
@@ -131,7 +134,7 @@ def main(argv=None):
     print(f"{'instance':10} {'nodes':>5} " + " ".join(f"{q + ' ms':>15}" for q in names)
           + f" {'pg/prox':>7} {'numpy/prox':>10}  bound prox vs pg (rel): median / min / max; prox vs numpy: max |rel|")
     for name in a.only.split(","):
-        t, bnd, res, wall, cpu = measure(name, a.lam, a.nodes, a.drive)
+        t, bnd, res, wall, cpu = measure(name, a.lam, a.nodes, a.drive, close=not a.no_close)
         if not len(t):
             print(f"{name:10} no node relaxation ({res.status}: {res.message})")
             continue

@@ -154,3 +154,39 @@ def test_branch_and_bound_same_optimum_with_either_node_relaxation(lam, r):
             assert res.status == "optimal", (method, res.message)
             assert res.objective == pytest.approx(opt, rel=1e-9)
             assert tuple(res.support.tolist()) == canonical, method
+
+
+def _grown_node(lam=1.0):
+    """A plain call whose relaxation needs several working-set rounds (width 0: only the KKT
+    growth brings the entrants in), with its brute-force optimum."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-0.5, 0.5, size=(30, 40))
+    y = np.clip(X[:, :6] @ np.array([1.0, -1.0, 0.8, 0.7, -0.6, 0.5]) + 0.2 * rng.normal(size=30), -0.5, 0.5)
+    score = RidgeScore(X, y, lam=lam, r=1.1)
+    s = 4
+    S = np.array(list(itertools.combinations(range(40), s)), dtype=np.int64)
+    fixed, groups = groups_of(ConstraintSet.build(40, s))
+    return score, fixed, groups, float(score(S).min())
+
+
+def test_close_at_stops_at_the_first_round_that_reaches_it():
+    """With ``close_at`` the solve stops after the first working-set round whose bound reaches it:
+    at -inf that is the first round (the same alpha as ``rounds=1``), above the final bound it
+    never stops early (bitwise the same solve as without), and in between the returned bound
+    reaches ``close_at`` without exceeding the brute-force optimum (it stays valid)."""
+    score, fixed, groups, opt = _grown_node()
+    kw = dict(width=0, rounds=6, grow_min=1)
+    full = relaxation_bound(score, fixed, groups, method="prox", **kw)[0]
+    first = relaxation_bound(score, fixed, groups, method="prox", **{**kw, "rounds": 1})[0]
+    assert first < full - 1e-6 * abs(full)  # the later rounds raised the bound: several rounds ran
+    one, _ = ksupport_alpha(score, fixed, groups, **{**kw, "rounds": 1})
+    stopped, _ = ksupport_alpha(score, fixed, groups, close_at=-np.inf, **kw)
+    np.testing.assert_array_equal(stopped[0], one[0])
+    never, (W, beta, _) = ksupport_alpha(score, fixed, groups, close_at=np.inf, **kw)
+    plain, (W0, beta0, _) = ksupport_alpha(score, fixed, groups, **kw)
+    np.testing.assert_array_equal(never[0], plain[0])
+    np.testing.assert_array_equal(W, W0)
+    for bar in np.linspace(first, full, 5)[1:-1]:
+        got = relaxation_bound(score, fixed, groups, method="prox", close_at=bar, **kw)[0]
+        assert bar <= got <= opt + TOL * max(1.0, opt), (bar, got, opt)
+

@@ -107,3 +107,49 @@ def test_overlap_budget_bounds_the_relaxations_of_a_threshold_search():
         counts[budget] = sess.relaxed
     assert counts[1] <= 1 and counts[3] <= 3
     assert counts[10**9] > 3  # the search has more eligible nodes than the small budgets allow
+
+
+@pytest.mark.parametrize("lam,r", [(0.1, 1.1), (1.0, np.inf), (0.3, 0.3)])
+def test_closing_a_node_at_its_first_bound_over_the_bar_changes_no_answer(lam, r, monkeypatch):
+    """A node relaxation stops at the first working-set round whose bound reaches the search's bar
+    (``close_at``). Every node relaxed: the optimum and a threshold list are the brute-force ones
+    and the same as when every relaxation runs to its end, and fewer working sets are solved."""
+    from dpbench.core.oracle import kernels
+
+    p = 30
+    solves = [0]
+    inner_solve = kernels.solve_working_set
+
+    def counted_solve(*a):
+        solves[0] += 1
+        return inner_solve(*a)
+
+    monkeypatch.setattr(kernels, "solve_working_set", counted_solve)
+    saved = 0
+    for seed in range(3):
+        X, y = tied_problem(30 + seed, n=25, p=p, dup=seed % 2 == 0)
+        score = RidgeScore(X, y, lam=lam, r=r)
+        S, vals = _brute(score, p)
+        tau = float(np.sort(vals)[20])
+        runs, work = [], []
+        for close in (True, False):
+            sess = _session(score, relax_nodes=10**9, relax_overlap_nodes=10**9)
+            sess.relax_overlap_after = 0
+            # narrow first working sets, so that relaxations take several rounds at this small p
+            sess.PROX_NODE = {**sess.PROX_NODE, "width": 0, "grow_min": 1}
+            if not close:
+                relax = sess._relax_node
+                sess._relax_node = lambda F, C, m, warm=None, close_at=None: relax(F, C, m, warm)
+            solves[0] = 0
+            got = sess.solve()
+            below = sess.supports_below(tau)
+            runs.append((got.status, got.support.tolist(), got.objective, below.certified,
+                         sorted(map(tuple, below.supports.tolist()))))
+            work.append(solves[0])
+        assert runs[0] == runs[1]
+        opt = float(vals.min())
+        assert runs[0][0] == "optimal" and abs(runs[0][2] - opt) <= 1e-9 * max(1.0, opt)
+        assert runs[0][3] and runs[0][4] == sorted(map(tuple, S[vals <= tau].tolist()))
+        assert work[0] <= work[1]
+        saved += work[1] - work[0]
+    assert saved > 0  # some relaxation did stop early

@@ -343,7 +343,7 @@ class BranchAndBound:
                     self._relax_budget -= 1
                     if alpha_parent is not None:
                         self._relax_alphas = self._relax_alphas[-2:] + [alpha_parent]
-                    rb, per, warm = self._relax_node(F, C, m, warm_parent)
+                    rb, per, warm = self._relax_node(F, C, m, warm_parent, close_at=bar())
                     dual = (self._relax_alphas[-1], warm)
                 else:
                     # Node relaxations used up: the parent's dual point still bounds this node and

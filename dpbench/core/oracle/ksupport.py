@@ -327,7 +327,7 @@ def _w_gap(G, c, yy, lam_eff, fpos, gl, b):
 
 
 def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, rounds=6, iters=200, tol=1e-7, chunk=10,
-                   grow_min=20, compiled=True, with_product=False):
+                   grow_min=20, compiled=True, with_product=False, close_at=None):
     """A dual point of the k-support relaxation by active-set FISTA (module docstring).
 
     Parameters
@@ -364,6 +364,13 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         Also return, last, ``X^T alpha`` (p,) of the returned alpha when the last working-set
         round computed it (its KKT check), else None: the caller's bound then needs no second
         O(n p) product.
+    close_at : float or None
+        The branch and bound's bar: stop after the first working-set round whose alpha already
+        bounds the node at or above it (the bound (*) of
+        :mod:`~dpbench.core.oracle.relaxation`, the caller's own formula), since the node is
+        closed whatever the later rounds would give. Most relaxed nodes of a long search close
+        (gravier: 80 % of the nodes with three features fixed in), and most of them after
+        their first round. A count-free rule: the same nodes close on every machine.
 
     Returns
     -------
@@ -453,7 +460,7 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
                 # solutions at small lam spread over tens of features), the largest first
                 k = min(viol.size, max(grow_min, W.size // 2))
                 grow[out[viol[np.argsort(-a2[viol], kind="stable")[:k]]]] = True
-        if not grow.any():
+        if not grow.any() or (close_at is not None and _bound_of(score, alpha, a_sign, fixed, groups) >= close_at):
             break
         inW |= grow
         # the entrants start in the pattern with the sign of x_j^T alpha (see _newton)
@@ -463,6 +470,20 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     if with_product:
         return alphas, (W, beta, mu), a_sign
     return alphas, (W, beta, mu)
+
+
+def _bound_of(score, alpha, a, fixed, groups):
+    """The node bound (*) of :mod:`~dpbench.core.oracle.relaxation` at alpha, ``a = X^T alpha``
+    (p,): the compiled formula the caller applies to the returned alpha, without per-feature
+    bounds."""
+    from dpbench.core.oracle.kernels import dual_bounds_1
+
+    idx = [i for i, _ in groups]
+    gptr = np.concatenate([[0], np.cumsum([i.size for i in idx])]).astype(np.int64)
+    gidx = np.concatenate(idx).astype(np.int64) if idx else np.zeros(0, dtype=np.int64)
+    needs = np.array([need for _, need in groups], dtype=np.int64)
+    return float(dual_bounds_1(a, float(score.y @ alpha), float(alpha @ alpha), float(score.lam), float(score.r),
+                               fixed, gptr, gidx, needs, False)[0])
 
 
 def _solve_w_numpy(G, c, yy, lam, r, mu, fpos, gw, groups, beta, iters, chunk, tol):

@@ -531,14 +531,15 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
         self.cuts.add([key], np.array([const]), W[None])
         return (key if key in self.cuts.index else None), bound
 
-    def _relax_node(self, F, C, m, warm=None):
+    def _relax_node(self, F, C, m, warm=None, close_at=None):
         """k-support dual bound of a branch-and-bound node (F fixed in, m more from C).
 
         Warm-started from the last dual points (any alpha is valid, so the pool only affects
         strength) and, with ``relax_method = "prox"``, from the parent's primal solution
-        ``warm = (W, beta_W)``. Returns (bound, per (p,), warm): ``per[j]`` bounds the node's
-        supports containing j; ``warm`` is this node's ``(W, beta_W)`` for its children (None
-        for ``"pg"``).
+        ``warm = (W, beta_W)``. With ``"prox"`` and ``close_at`` (the search's bar), the solve
+        stops at the first working-set round whose bound reaches the bar (the node closes).
+        Returns (bound, per (p,), warm): ``per[j]`` bounds the node's supports containing j;
+        ``warm`` is this node's ``(W, beta_W)`` for its children (None for ``"pg"``).
         """
         from dpbench.core.oracle.relaxation import relaxation_bound
 
@@ -548,7 +549,8 @@ class OASession(NodeBounds, LocalSearch, BranchAndBound, OracleSession):
             # but 19 057 vs 29 279 solves. Counts, so deterministic either way.
             kw = dict(width=20, rounds=3, iters=15)
         else:
-            kw = dict(self.PROX_NODE, warm=warm)
+            finite = close_at is not None and np.isfinite(close_at)
+            kw = dict(self.PROX_NODE, warm=warm, close_at=close_at if finite else None)
         # "prox" solves the node's relaxation to its tolerance, so older dual points cannot raise the
         # node bound (the relaxation's optimum is the largest dual value) and they cost an O(n p)
         # product and per-feature bounds each: none (Khan, Lambda = 10: 155 nodes without, 158 with one).
