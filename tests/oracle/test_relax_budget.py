@@ -14,7 +14,7 @@ import pytest
 from dpbench.bench.registry import registry
 from dpbench.core.errors import UserInputError
 from dpbench.core.oracle.constraints import ConstraintSet
-from dpbench.core.oracle.limits import RELAX_NODES
+from dpbench.core.oracle.limits import RELAX_EVERY_NODE, RELAX_NODES
 from dpbench.core.oracle.options import OracleOptions
 from dpbench.core.score import RidgeScore
 from helpers.relaxation import tied_problem
@@ -46,9 +46,11 @@ def _brute(score, p, **cons):
 
 
 def test_the_default_budget_is_the_documented_one_and_a_solver_parameter():
-    assert OracleOptions().relax_nodes == OracleOptions().relax_overlap_nodes == RELAX_NODES == 20_000
+    assert OracleOptions().relax_overlap_nodes == RELAX_NODES == 20_000
+    assert OracleOptions().relax_nodes == RELAX_EVERY_NODE >= 10**9  # calls without an overlap: every node
     highs = registry().solver("highs")
-    assert highs.params["relax_nodes"].default == highs.params["relax_overlap_nodes"].default == RELAX_NODES
+    assert highs.params["relax_overlap_nodes"].default == RELAX_NODES
+    assert highs.params["relax_nodes"].default == RELAX_EVERY_NODE
     X, y = tied_problem(0, n=20, p=12, dup=False)
     sess = highs(relax_nodes=7, relax_overlap_nodes=9).session(RidgeScore(X, y, lam=1.0, r=1.1), S_SIZE)
     assert (sess.relax_nodes, sess.relax_overlap_nodes) == (7, 9)

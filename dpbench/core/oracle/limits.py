@@ -42,8 +42,18 @@ GERSHGORIN_NODES = 2_000
 #: and with every node relaxed found a better support and a 2.33 % gap. Not unlimited: a
 #: search that cannot certify runs to its node limit, and there a relaxed node costs several
 #: times an inherited one (the toeplitz n = 200, p = 10 000 trial: 343 s with 2 000, 391 s
-#: with 20 000, 474 s with every node; docs/performance.md).
+#: with 20 000, 474 s with every node; docs/performance.md). Since session 11 this is the budget of
+#: overlap calls only (the swap levels, ``relax_overlap_nodes``); calls without an overlap
+#: constraint relax every node (:data:`RELAX_EVERY_NODE`).
 RELAX_NODES = 20_000
+#: ``relax_nodes`` (optimum calls and threshold searches without an overlap constraint): every
+#: node. A relaxation now stops at its first bound over the search's bar, so a relaxed node costs
+#: little more than an inherited one, and inherited bounds are what kept gravier's optimum
+#: (``standardize``, Lambda = 10) open: with every node relaxed it certifies in 233 407 nodes
+#: (155 s), with 20 000 it stops at 100 000 nodes with a 3.36 % gap. The other shipped optima
+#: certify within 2 000 nodes, and the toeplitz n = 200, p = 10 000 trial takes 40 s either way
+#: (docs/performance.md, session 11).
+RELAX_EVERY_NODE = 1_000_000_000
 #: MILP nodes of a master solved before the k-support relaxation of a call (a probe over
 #: the features the cut screening kept; :class:`~dpbench.core.oracle.session.OASession`). The
 #: probes of the issue-15 instances close in a handful of nodes (toeplitz Lambda = 120, Khan

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from dpbench.core.oracle.limits import (FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
-                                        NODE_LIMIT, RELAX_NODES, SAFETY_TIME_LIMIT)
+                                        NODE_LIMIT, RELAX_EVERY_NODE, RELAX_NODES, SAFETY_TIME_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,8 @@ class OracleOptions:
         without an overlap constraint), resp. of overlap calls, that solve their own k-support
         relaxation; later nodes are bounded from their parent's dual point only (O(n p), no
         solve), which leaves their bounds close to the parent's. Counts: deterministic.
-        :data:`RELAX_NODES` (was 2 000 until issue 22's eighth session; see docs/performance.md).
+        Defaults: :data:`RELAX_EVERY_NODE` (every node; since issue 22's eleventh session) and
+        :data:`RELAX_NODES` (20 000; 2 000 until the eighth session; see docs/performance.md).
     relax_method : {"prox", "pg"}
         Node relaxation: active-set FISTA with the exact k-support prox, or the former projected gradient.
     """
@@ -70,7 +71,7 @@ class OracleOptions:
     relax_cand: int = 200
     relax_bnb: int = 1000
     relax_bnb_max: float = math.inf
-    relax_nodes: int = RELAX_NODES
+    relax_nodes: int = RELAX_EVERY_NODE
     relax_overlap_nodes: int = RELAX_NODES
     relax_overlap_after: int = 300
     gershgorin_nodes: int = GERSHGORIN_NODES

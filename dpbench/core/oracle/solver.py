@@ -36,7 +36,7 @@ OA_PARAMS = {
                                "the backend (deterministic with one thread)", int, interval=COUNT),
     "relax_nodes": Param(OracleOptions.relax_nodes, "work limit: nodes of one call's branch and bound (optimum calls, "
                          "threshold searches) that solve their own k-support relaxation; later nodes reuse their "
-                         "parent's dual point (deterministic)", int, interval=COUNT),
+                         "parent's dual point (deterministic; default: every node)", int, interval=COUNT),
     "relax_overlap_nodes": Param(OracleOptions.relax_overlap_nodes, "work limit: the same for calls with an overlap "
                                  "constraint (the swap levels of topr and mistakes; deterministic)", int, interval=COUNT),
     "relax_method": Param(OracleOptions.relax_method, "node relaxation of the branch and bound: 'prox' (active-set FISTA with the "
