@@ -47,8 +47,7 @@ GERSHGORIN_NODES = 2_000
 #: constraint relax every node (:data:`RELAX_EVERY_NODE`).
 RELAX_NODES = 20_000
 #: ``relax_nodes`` (optimum calls and threshold searches without an overlap constraint): every
-#: node. A relaxation now stops at its first bound over the search's bar, so a relaxed node costs
-#: little more than an inherited one, and inherited bounds are what kept gravier's optimum
+#: node. Inherited bounds are what kept gravier's optimum
 #: (``standardize``, Lambda = 10) open: with every node relaxed it certifies in 233 407 nodes
 #: (155 s), with 20 000 it stops at 100 000 nodes with a 3.36 % gap. The other shipped optima
 #: certify within 2 000 nodes, and the toeplitz n = 200, p = 10 000 trial takes 40 s either way
