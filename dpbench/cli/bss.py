@@ -15,6 +15,7 @@ file (``--data --target``), then clipped to [-b_x, b_x] / [-b_y, b_y].
 from __future__ import annotations
 
 import json
+import sys
 import math
 import time
 
@@ -25,7 +26,9 @@ def add_parser(subparsers) -> None:
     """Add the ``bss`` subcommand to an argparse subparsers object."""
     from dpbench.bench.trial import DEFAULT_SOLVER, PrivacySetup
 
-    p = subparsers.add_parser("bss", help="certified non-private best subset of a generated problem")
+    p = subparsers.add_parser("bss", help="certified non-private best subset of a generated problem",
+                              epilog="exit status: 0 when the optimum is certified, 1 when it is not (a line on "
+                                     "stderr says why and which limit to raise), 2 on bad input")
     p.add_argument("--generator", default="toeplitz", help="simulation design (default toeplitz)")
     p.add_argument("--n", type=int, default=800, help="rows (default 800)")
     p.add_argument("--p", type=int, default=10000, help="features (default 10000)")
@@ -89,8 +92,10 @@ def run(args) -> int:
         with machine_stdout() as stdout:
             out, status = _solve(args, reg, setting, sparams)
             stdout.write((json.dumps(out) + "\n").encode("utf-8"))
+        _say_uncertified(out, sparams)
         return status
     out, status = _solve(args, reg, setting, sparams)
+    _say_uncertified(out, sparams)
     table = Table(title=f"best subset ({args.solver}), {out['name']} n={out['n']} p={out['p']} s={out['s']}")
     table.add_column("field")
     table.add_column("value")
@@ -103,6 +108,24 @@ def run(args) -> int:
     table.add_row("total seconds", f"{out['total_seconds']:.3f}")
     Console().print(table)
     return status
+
+
+def _say_uncertified(out, sparams) -> None:
+    """One stderr line for an optimum that is not certified: the status, and the limit to raise in
+    this command's own spelling (``--solver-param``; ``dpbench compare`` spells it ``--param
+    SOLVER.node_limit``)."""
+    if out["status"] == "optimal":
+        return
+    from dpbench.core.oracle.limits import NODE_LIMIT
+
+    if out["status"] == "work_limit":
+        now = int(float(sparams.get("node_limit", NODE_LIMIT)))
+        advice = f"raise the node limit, e.g. --solver-param node_limit={10 * now}"
+    elif out["status"] == "time_limit":
+        advice = "raise --time-limit (or --solver-param safety_time_limit=...)"
+    else:
+        advice = "see the status line above"
+    print(f"dpbench bss: not certified ({out['status']}): {advice}; exit status 1", file=sys.stderr)
 
 
 def _solve(args, reg, setting, sparams):

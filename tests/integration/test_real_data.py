@@ -129,3 +129,17 @@ def test_khan_main_job_completes_with_the_default_reference(tmp_path):
         for r in rows:
             assert r["reference"] == "bss" and r["trials"] == 2, r
             assert r["uncertified"] == 0 and r["failed"] == 0, r
+
+
+def test_bss_says_on_stderr_why_it_exits_1(capsys):
+    """An optimum stopped by its node limit: exit status 1, the JSON on stdout unchanged, and one
+    stderr line that names the limit in bss's own spelling (``--solver-param``), ten times the one
+    that stopped it; a certified optimum prints no such line."""
+    args = ["bss", "--n", "40", "--p", "120", "--s", "4", "--lam", "1", "--solver-param", "enum_limit=0", "--json"]
+    assert main([*args, "--solver-param", "node_limit=2"]) == 1
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["status"] == "work_limit"
+    (line,) = [ln for ln in cap.err.splitlines() if ln.startswith("dpbench bss:")]
+    assert "not certified (work_limit)" in line and "--solver-param node_limit=20;" in line
+    assert main(args) == 0
+    assert "dpbench bss:" not in capsys.readouterr().err
