@@ -268,12 +268,14 @@ ESTIMATION_NOTE = (" · with --estimate: ε is the budget of the pair (support, 
 
 
 def preprocessing_note(sf) -> str:
-    """``† <notice>`` for each non-private preprocessing among the summary's rows ('' when none)."""
+    """``† <notice>`` for each non-private preprocessing among the rows that carry the mark ('' when
+    none does: a row whose guarantee is ``none: ...`` claims nothing the notice could qualify)."""
     from dpbench.core.datafiles import not_private_notice
 
     if sf is None or "standardize" not in sf:
         return ""
-    modes = sorted({m for m in (_preprocessed(d) for d in sf.to_dict("records")) if m})
+    marked = [d for d in sf.to_dict("records") if dp_text(d).endswith(PREPROCESSED_MARK)]
+    modes = sorted({m for m in (_preprocessed(d) for d in marked) if m})
     return "".join(f"†{' --standardize ' + m if len(modes) > 1 else ''}: {not_private_notice(m)} · "
                    for m in modes)
 

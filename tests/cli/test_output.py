@@ -150,3 +150,13 @@ def test_output_closed_early_is_not_a_traceback():
     proc = subprocess.run(f"{sys.executable} -m dpbench.cli list --json | true", shell=True,
                           capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+def test_no_preprocessing_note_when_no_row_carries_the_mark(tmp_path, capsys):
+    # gravier's table explained "†" while every row said "none: ...", so no row carried it
+    db = tmp_path / "n.db"
+    assert main(["compare", "--methods", "bss", "--dataset", "diabetes", "--s", "2", "--trials", "1",
+                 "--draws", "5", "--solver", "enumerate", "--out", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "none: not private" in " ".join(out.split())
+    assert "†" not in out and "NOT differentially private" not in out
