@@ -26,19 +26,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_real_data import make_trial  # noqa: E402  (the benchmarks folder is on the path now)
+
 
 def make_score(dataset, lam, standardize="standardize"):
     """The shared score of trial 0 of ``dpbench compare --dataset DATASET --s 5 --lam LAM``: (score, s)."""
-    from dpbench.bench.config import RunConfig, make_problem
-    from dpbench.core.score import RidgeScore
-
-    setting = {"dataset": dataset, "s": 5, "standardize": standardize}
-    prob = make_problem(RunConfig(methods=[], data=[setting], seed=0), setting, 0).clipped(0.5, 0.5)
-    return RidgeScore(prob.X, prob.y, lam=lam, r=1.1), prob.s
+    trial = make_trial(dataset, lam, standardize)
+    return trial.oracle("highs").score, trial.s
 
 
 def depth_rows(dataset, lam, pairs, excluded, node_limit):

@@ -117,10 +117,11 @@ def _say_uncertified(out, sparams) -> None:
     if out["status"] == "optimal":
         return
     from dpbench.core.oracle.limits import NODE_LIMIT
+    from dpbench.core.toplist.levels import RAISE_FACTOR
 
     if out["status"] == "work_limit":
         now = int(float(sparams.get("node_limit", NODE_LIMIT)))
-        advice = f"raise the node limit, e.g. --solver-param node_limit={10 * now}"
+        advice = f"raise the node limit, e.g. --solver-param node_limit={RAISE_FACTOR * now}"
     elif out["status"] == "time_limit":
         advice = "raise --time-limit (or --solver-param safety_time_limit=...)"
     else:

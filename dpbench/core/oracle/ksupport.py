@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ksupport_alpha", "prox_sq_ksupport", "sq_ksupport"]
+__all__ = ["group_csr", "ksupport_alpha", "prox_sq_ksupport", "sq_ksupport"]
 
 #: Up to this many rows, a working set's Gram block is computed from its columns (n |W|^2 / 2
 #: multiply-adds) rather than gathered from a cached p x p Gram matrix (|W|^2 cache misses).
@@ -413,6 +413,7 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     for gi_, (idx, _) in enumerate(groups):
         gpos[idx] = gi_
     needs = np.array([need for _, need in groups], dtype=np.int64)
+    csr = group_csr(groups) if close_at is not None else None  # once: the check runs every round
     alphas = [score.y.copy()]
     W = np.flatnonzero(inW)
     beta = np.zeros(W.size)
@@ -461,7 +462,7 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
                 # solutions at small lam spread over tens of features), the largest first
                 k = min(viol.size, max(grow_min, W.size // 2))
                 grow[out[viol[np.argsort(-a2[viol], kind="stable")[:k]]]] = True
-        if not grow.any() or (close_at is not None and _bound_of(score, alpha, a_sign, fixed, groups) >= close_at):
+        if not grow.any() or (csr is not None and _bound_of(score, alpha, a_sign, fixed, csr) >= close_at):
             break
         inW |= grow
         # the entrants start in the pattern with the sign of x_j^T alpha (see _newton)
@@ -473,18 +474,36 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     return alphas, (W, beta, mu)
 
 
-def _bound_of(score, alpha, a, fixed, groups):
-    """The node bound (*) of :mod:`~dpbench.core.oracle.relaxation` at alpha, ``a = X^T alpha``
-    (p,): the compiled formula the caller applies to the returned alpha, without per-feature
-    bounds."""
-    from dpbench.core.oracle.kernels import dual_bounds_1
+def group_csr(groups):
+    """The groups of a call as the compiled bounds take them
+    (:func:`dpbench.core.oracle.kernels.dual_bounds_1`).
 
-    idx = [i for i, _ in groups]
+    Parameters
+    ----------
+    groups : list of (int array, int)
+        Free features of each group and how many more a support takes.
+
+    Returns
+    -------
+    gptr : int64 ndarray (len(groups) + 1,)
+        Group g's features are ``gidx[gptr[g]:gptr[g + 1]]``.
+    gidx : int64 ndarray (total free features,)
+    needs : int64 ndarray (len(groups),)
+    """
+    idx = [np.asarray(i, dtype=np.int64) for i, _ in groups]
     gptr = np.concatenate([[0], np.cumsum([i.size for i in idx])]).astype(np.int64)
     gidx = np.concatenate(idx).astype(np.int64) if idx else np.zeros(0, dtype=np.int64)
-    needs = np.array([need for _, need in groups], dtype=np.int64)
+    return gptr, gidx, np.array([need for _, need in groups], dtype=np.int64)
+
+
+def _bound_of(score, alpha, a, fixed, csr):
+    """The node bound (*) of :mod:`~dpbench.core.oracle.relaxation` at alpha, ``a = X^T alpha``
+    (p,), ``csr = group_csr(groups)``: the compiled formula the caller applies to the returned
+    alpha, without per-feature bounds."""
+    from dpbench.core.oracle.kernels import dual_bounds_1
+
     return float(dual_bounds_1(a, float(score.y @ alpha), float(alpha @ alpha), float(score.lam), float(score.r),
-                               fixed, gptr, gidx, needs, False)[0])
+                               fixed, *csr, False)[0])
 
 
 def _solve_w_numpy(G, c, yy, lam, r, mu, fpos, gw, groups, beta, iters, chunk, tol):

@@ -581,16 +581,13 @@ def _prox_bound_compiled(score, fixed, groups, alpha, a, per_feature, new_warm, 
     the same formula (*) and rounding margin as :func:`dual_bounds` and :func:`_best_scale`,
     without numpy's per-call overhead on the survivors' vector)."""
     from dpbench.core.oracle.kernels import best_scale, dual_bounds_1
+    from dpbench.core.oracle.ksupport import group_csr
 
     if a is None:
         a = score.X.T @ alpha
     ay, aa = float(score.y @ alpha), float(alpha @ alpha)
     fixed = np.asarray(fixed, dtype=np.int64)
-    idx = [np.asarray(i, dtype=np.int64) for i, _ in groups]
-    gptr = np.concatenate([[0], np.cumsum([i.size for i in idx])]).astype(np.int64)
-    gidx = np.concatenate(idx).astype(np.int64) if idx else np.zeros(0, dtype=np.int64)
-    needs = np.array([need for _, need in groups], dtype=np.int64)
-    b, per, T2 = dual_bounds_1(a, ay, aa, float(score.lam), float(score.r), fixed, gptr, gidx, needs,
+    b, per, T2 = dual_bounds_1(a, ay, aa, float(score.lam), float(score.r), fixed, *group_csr(groups),
                                bool(per_feature))
     # the scaled point (for warm starts / cuts), as _relaxation_bound scales it
     t = best_scale(ay, aa, float(np.sqrt(T2)), float(score.lam), float(score.r))[1]
