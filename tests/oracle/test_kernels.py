@@ -33,6 +33,26 @@ def _vectors(rng, count=60):
 
 def test_round_margin_is_the_relaxations():
     assert K.ROUND_MARGIN == rx.ROUND_MARGIN
+    assert (K.POWER_ITERS, K.POWER_MARGIN) == (ks.POWER_ITERS, ks.POWER_MARGIN)
+
+
+@pytest.mark.parametrize("upper", [K.lambda_max_upper, ks.lambda_max_upper], ids=["compiled", "numpy"])
+def test_lambda_max_upper_bounds_the_largest_eigenvalue(upper):
+    """FISTA's step needs a value >= lambda_max: always, within POWER_MARGIN when power iteration
+    converged, exact when it cannot have (start orthogonal to the top eigenvector, zero matrix)."""
+    rng = np.random.default_rng(5)
+    for w, n in [(1, 3), (2, 5), (7, 4), (30, 60), (100, 168)]:
+        A = rng.normal(size=(n, w)) + 0.5 * rng.normal(size=(n, 1))  # correlated columns, as real data
+        G = np.ascontiguousarray(A.T @ A)
+        top = np.linalg.eigvalsh(G)[-1]
+        assert top <= upper(G) <= ks.POWER_MARGIN * top * (1 + 1e-12)
+    # the all-ones start is the eigenvector of 1, the top eigenvalue 3 is never seen: the
+    # Cholesky check must refuse 1.05 and fall back to the exact value
+    G = np.array([[2.0, -1.0], [-1.0, 2.0]])
+    assert upper(G) == pytest.approx(3.0, rel=1e-12)
+    G = np.array([[1.0, -1.0], [-1.0, 1.0]])  # G @ ones = 0
+    assert upper(G) == pytest.approx(2.0, rel=1e-12)
+    assert upper(np.zeros((3, 3))) == 0.0
 
 
 def test_prox_and_norm_match_numpy():
