@@ -94,3 +94,41 @@ def test_leaf_scores_above_the_cutoff_are_lower_bounds_at_or_above_it():
     np.testing.assert_allclose(vals[below], exact[below], rtol=1e-12)
     assert np.all(vals[~below] >= cutoff) and np.all(vals[~below] <= exact[~below] * (1 + 1e-12))
     assert (vals[~below] < exact[~below] * (1 - 1e-6)).any()  # the shortcut was taken somewhere
+
+
+@pytest.mark.parametrize("lam,r", [(0.5, np.inf), (0.5, 0.3), (10.0, 1.1), (1e-3, 0.05)],
+                         ids=["unbounded", "ball-active", "lam10", "tiny-lam-active"])
+@pytest.mark.parametrize("F", [[], [0], [2, 5], [1, 3, 4]], ids=lambda F: f"F{len(F)}")
+def test_pair_bounds_are_the_ridge_score_and_bound_the_score(lam, r, F):
+    """The closed form of a pair's completion: equal to the score without the l2 bound (every pair
+    of 14 candidates, the near-collinear pair 0, 1 included), never above the score with it."""
+    from itertools import combinations
+
+    sess = _session(9, 30, 40, lam, r)
+    F = np.array(F, dtype=np.int64)
+    C = np.setdiff1d(np.arange(40), F)[:14]
+    A = np.array(list(combinations(range(C.size), 2)), dtype=np.int64)
+    lb = sess._pair_bounds(F, C, A, sess._gcc(C))
+    S = np.sort(np.concatenate([np.broadcast_to(F, (len(A), F.size)), C[A]], axis=1), axis=1)
+    ridge = RidgeScore(sess.score.X, sess.score.y, lam=lam, r=np.inf)(S)
+    assert np.isfinite(lb).mean() > 0.9
+    fin = np.isfinite(lb)
+    np.testing.assert_allclose(lb[fin], ridge[fin], rtol=1e-9, atol=1e-12)
+    assert np.all(lb <= sess.score(S))
+
+
+def test_leaf_pairs_skipped_by_the_pair_bound_are_never_below_the_cutoff():
+    """With the l2 bound inactive the pair bound is the score: every pair at or above the cutoff
+    gets a value at or above it, every pair below keeps its exact score."""
+    from itertools import combinations
+
+    sess = _session(5, 30, 40, 0.5, np.inf)
+    F = np.array([1, 4], dtype=np.int64)
+    C = np.setdiff1d(np.arange(40), F)
+    A = np.array(list(combinations(range(C.size), 2)), dtype=np.int64)
+    S, exact = sess._score_with(F, C, A, sess._gcc(C))
+    cutoff = float(np.quantile(exact, 0.3))
+    _, vals = sess._score_with(F, C, A, sess._gcc(C), cutoff=cutoff)
+    below = exact < cutoff
+    np.testing.assert_allclose(vals[below], exact[below], rtol=1e-12)
+    assert np.all(vals[~below] >= cutoff) and np.all(vals[~below] <= exact[~below] * (1 + 1e-9))
