@@ -188,3 +188,26 @@ def test_overlap_and_threshold_calls_with_node_relaxations_match_brute_force():
         below = sess.supports_below(tau, overlap=(S0, k))
         want = {tuple(row) for row in S[ok & (vals <= tau)].tolist()}
         assert below.certified and {tuple(row) for row in below.supports.tolist()} == want
+
+
+def test_one_blas_thread_nests_and_restores():
+    """Inner contexts (a node relaxation inside a search) keep BLAS at one thread and leave the
+    outer limit in place; the outermost exit restores what was there."""
+    from threadpoolctl import threadpool_info
+
+    from dpbench.core.oracle.relaxation import one_blas_thread
+
+    def blas_threads():
+        return sorted(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+    with one_blas_thread():  # loads scipy's BLAS, which the context also limits
+        pass
+    before = blas_threads()
+    with one_blas_thread():
+        assert set(blas_threads()) == {1}
+        with one_blas_thread():
+            assert set(blas_threads()) == {1}
+        assert set(blas_threads()) == {1}
+    assert blas_threads() == before
+    with one_blas_thread():  # a later search limits again (the nesting count was reset)
+        assert set(blas_threads()) == {1}
