@@ -132,3 +132,30 @@ def test_leaf_pairs_skipped_by_the_pair_bound_are_never_below_the_cutoff():
     below = exact < cutoff
     np.testing.assert_allclose(vals[below], exact[below], rtol=1e-12)
     assert np.all(vals[~below] >= cutoff) and np.all(vals[~below] <= exact[~below] * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("lam,r", [(0.5, np.inf), (0.5, 0.05), (10.0, 1.1)], ids=["unbounded", "ball-active", "lam10"])
+@pytest.mark.parametrize("F", [[], [3], [1, 4], [0, 2, 7]], ids=lambda F: f"F{len(F)}")
+def test_compiled_leaf_pairs_match_the_numpy_path(lam, r, F):
+    """The compiled pass over a leaf's pairs (candidates in a non-sorted order, as a child's are)
+    gives the numpy path's sorted supports, the same exact scores below the cutoff, and values at
+    or above the cutoff (never above the score) elsewhere."""
+    from itertools import combinations
+
+    sess = _session(4, 30, 40, lam, r)
+    F = np.array(F, dtype=np.int64)
+    C = np.random.default_rng(1).permutation(np.setdiff1d(np.arange(40), F))[:16]
+    A = np.array(list(combinations(range(C.size), 2)), dtype=np.int64)
+    GCC = sess._gcc(C)
+    S0, exact = sess._score_with(F, C, A, GCC)
+    cutoff = float(np.quantile(exact, 0.25))
+    out = {}
+    for compiled in (True, False):
+        sess.partial_compiled = compiled
+        out[compiled] = sess._score_with(F, C, A, GCC, cutoff=cutoff)
+    for S, vals in out.values():
+        np.testing.assert_array_equal(S, S0)
+        below = exact < cutoff
+        np.testing.assert_allclose(vals[below], exact[below], rtol=1e-12)
+        assert np.all(vals[~below] >= cutoff) and np.all(vals[~below] <= exact[~below] * (1 + 1e-9))
+    np.testing.assert_allclose(out[True][1], out[False][1], rtol=1e-9)

@@ -480,6 +480,20 @@ class NodeBounds:
         f, m = F.size, A.shape[1]
         s = f + m
         B = A.shape[0]
+        if m == 2 and np.isfinite(cutoff) and self.partial_compiled and GCC is not None:
+            # the same three steps (cut bound, pair bound, batched solve of the rest) with the
+            # first two and the sorted supports in one compiled pass
+            from dpbench.core.oracle.node_kernels import leaf_pairs
+
+            const, W = self._partial(F)[0]
+            R0, t, mC, U = self._pair_terms(F, C)
+            S, vals, need = leaf_pairs(np.asarray(F, dtype=np.int64), np.asarray(C, dtype=np.int64),
+                                       np.ascontiguousarray(A, dtype=np.int64), np.ascontiguousarray(GCC), t, mC, U,
+                                       R0, float(sc.lam), float(const - W[F].sum()), W, float(cutoff))
+            rows = np.flatnonzero(need)
+            if rows.size:
+                vals[rows] = self._solve_rows(F, C, A[rows], GCC)
+            return S, vals
         idx = C[A]  # (B, m)
         S = np.concatenate([np.broadcast_to(F, (B, f)), idx], axis=1)
         S.sort(axis=1)
@@ -498,9 +512,18 @@ class NodeBounds:
             done = lb >= cutoff
             vals[rows[done]] = lb[done]
             rows = rows[~done]
-        if not rows.size:
-            return S, vals
-        A, idx = A[rows], idx[rows]
+        if rows.size:
+            vals[rows] = self._solve_rows(F, C, A[rows], GCC)
+        return S, vals
+
+    def _solve_rows(self, F, C, A, GCC):
+        """The shared scores of the supports F ∪ C[A_row] (:func:`~dpbench.core.score.solve_blocks` on
+        systems assembled from cached Gram rows): ndarray (B,)."""
+        sc = self.score
+        f, m = F.size, A.shape[1]
+        s = f + m
+        idx = C[A]
+        rows = np.arange(A.shape[0])
         RF = self._rows(F)
         G = np.empty((rows.size, s, s))
         G[:, :f, :f] = RF[:, F]
@@ -513,8 +536,7 @@ class NodeBounds:
             G[:, f:, f:] = GCC[A[:, :, None], A[:, None, :]]
         G[:, np.arange(s), np.arange(s)] += sc.lam
         c = np.concatenate([np.broadcast_to(sc.c[F], (rows.size, f)), sc.c[idx]], axis=1)
-        vals[rows], _ = solve_blocks(G, c, sc.yy, sc.r)
-        return S, vals
+        return solve_blocks(G, c, sc.yy, sc.r)[0]
 
     def _pair_bounds(self, F, C, A, GCC):
         """Lower bounds on ``R(F ∪ {C[A[t, 0]], C[A[t, 1]]})`` for every row t: the ridge score of the
@@ -544,6 +566,21 @@ class NodeBounds:
         -------
         float64 ndarray (B,)
         """
+        R0, t, mC, U = self._pair_terms(F, C)
+        lam = self.score.lam
+        i, j = A[:, 0], A[:, 1]
+        Mij = GCC[i, j] - np.einsum("fb,fb->b", U[:, i], U[:, j])
+        mi, mj, ti, tj = mC[i], mC[j], t[i], t[j]
+        det = mi * mj - Mij * Mij
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain = (mj * ti * ti - 2.0 * Mij * ti * tj + mi * tj * tj) / det
+        lb = R0 - gain - 1e-12 * (abs(R0) + np.abs(gain))
+        ok = (mi >= lam * (1 - 1e-9)) & (mj >= lam * (1 - 1e-9)) & (det >= lam * lam * (1 - 1e-9)) & np.isfinite(lb)
+        return np.where(ok, lb, -np.inf)
+
+    def _pair_terms(self, F, C):
+        """The per-candidate terms of :meth:`_pair_bounds`: ``(R0, t (c,), diag(M) (c,), U (f, c))``
+        with ``U = L^{-1} X_F^T X_C``."""
         sc = self.score
         lam = sc.lam
         (_, _), (R0, _) = self._partial(F)
@@ -557,15 +594,7 @@ class NodeBounds:
         else:
             t, U = sc.c[C], np.zeros((0, C.size))
         mC = sc.col_sq[C] + lam - np.einsum("fc,fc->c", U, U)
-        i, j = A[:, 0], A[:, 1]
-        Mij = GCC[i, j] - np.einsum("fb,fb->b", U[:, i], U[:, j])
-        mi, mj, ti, tj = mC[i], mC[j], t[i], t[j]
-        det = mi * mj - Mij * Mij
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gain = (mj * ti * ti - 2.0 * Mij * ti * tj + mi * tj * tj) / det
-        lb = R0 - gain - 1e-12 * (abs(R0) + np.abs(gain))
-        ok = (mi >= lam * (1 - 1e-9)) & (mj >= lam * (1 - 1e-9)) & (det >= lam * lam * (1 - 1e-9)) & np.isfinite(lb)
-        return np.where(ok, lb, -np.inf)
+        return float(R0), t, mC, np.ascontiguousarray(U)
 
     def _gcc(self, C):
         sc = self.score

@@ -19,8 +19,13 @@ the same arithmetic in one compiled pass:
   search keeps is scored by :func:`~dpbench.core.score.solve_blocks`;
 * ``R0``, ``h`` and the Schur diagonal are exact closed forms.
 
-``tests/oracle/test_node_kernels.py`` checks the kernel against the numpy reference
-(:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial_numpy`).
+:func:`leaf_pairs` does the first steps of scoring a leaf's pair completions in one pass: the
+cut bound, the closed-form pair bound of :meth:`~dpbench.core.oracle.bounds.NodeBounds._pair_bounds`
+and the sorted supports.
+
+``tests/oracle/test_node_kernels.py`` checks the kernels against the numpy references
+(:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial_numpy`, the numpy path of
+:meth:`~dpbench.core.oracle.bounds.NodeBounds._score_with`).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["partial_quantities"]
+__all__ = ["leaf_pairs", "partial_quantities"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -208,3 +213,80 @@ def partial_quantities(RF, F, c, yy, col_sq, lam, r):
     for i in range(k):
         h[F[i]] = 0.0
     return True, const, W, R0, h, m
+
+
+@njit(**_JIT)
+def leaf_pairs(F, C, A, GCC, t, mC, U, R0, lam, cut0, W, cutoff):
+    """Supports and bounds of a leaf's pair completions F ∪ {C[A[b, 0]], C[A[b, 1]]}.
+
+    Per row, as the numpy path of :meth:`~dpbench.core.oracle.bounds.NodeBounds._score_with`:
+    the cut bound ``cut0 - W[i] - W[j]``; when it is below ``cutoff``, the pair bound of
+    :meth:`~dpbench.core.oracle.bounds.NodeBounds._pair_bounds` from its per-candidate terms
+    (``t``, ``mC``, ``U``: :meth:`~dpbench.core.oracle.bounds.NodeBounds._pair_terms`); when that is
+    below too, the row needs the shared score.
+
+    Parameters
+    ----------
+    F : int64 (f,), sorted
+    C : int64 (c,)
+    A : int64 (B, 2)
+        Positions in C.
+    GCC : float64 (c, c)
+    t, mC : float64 (c,)
+    U : float64 (f, c)
+    R0, lam, cut0, cutoff : float
+    W : float64 (p,)
+        The cut's weights (:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial`).
+
+    Returns
+    -------
+    S : int64 (B, f + 2)
+        Rows sorted.
+    vals : float64 (B,)
+        The bound that reached ``cutoff``; undefined where ``need``.
+    need : bool (B,)
+        Rows whose bounds stayed below ``cutoff``.
+    """
+    B = A.shape[0]
+    f = F.size
+    S = np.empty((B, f + 2), dtype=np.int64)
+    vals = np.empty(B)
+    need = np.zeros(B, dtype=np.bool_)
+    lo = lam * (1 - 1e-9)
+    for b in range(B):
+        i = A[b, 0]
+        j = A[b, 1]
+        u = C[i]
+        v = C[j]
+        if u > v:
+            u, v = v, u
+        # merge the sorted F with u < v
+        k = 0
+        q = 0
+        for pos in range(f + 2):
+            if q < f and (k == 2 or F[q] < (u if k == 0 else v)):
+                S[b, pos] = F[q]
+                q += 1
+            else:
+                S[b, pos] = u if k == 0 else v
+                k += 1
+        lb = cut0 - W[C[i]] - W[C[j]]
+        if lb >= cutoff:
+            vals[b] = lb
+            continue
+        Mij = GCC[i, j]
+        for r_ in range(U.shape[0]):
+            Mij -= U[r_, i] * U[r_, j]
+        mi = mC[i]
+        mj = mC[j]
+        ti = t[i]
+        tj = t[j]
+        det = mi * mj - Mij * Mij
+        if mi >= lo and mj >= lo and det >= lam * lo:
+            gain = (mj * ti * ti - 2.0 * Mij * ti * tj + mi * tj * tj) / det
+            pb = R0 - gain - 1e-12 * (abs(R0) + abs(gain))
+            if np.isfinite(pb) and pb >= cutoff:
+                vals[b] = pb
+                continue
+        need[b] = True
+    return S, vals, need
