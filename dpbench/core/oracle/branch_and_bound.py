@@ -183,7 +183,8 @@ class BranchAndBound:
           the cut weights, whose denominator is lam instead of ||x_b||^2 + lam), with per-
           feature screening repeated while it removes candidates; children are then taken
           in decreasing h when that leaves fewer open. A node with at most ``leaf_limit`` completions is
-          scored exhaustively; otherwise it branches on its candidates sorted by weight:
+          scored exhaustively (two features left: each pair first bounded by its ridge score in
+          closed form, :meth:`~dpbench.core.oracle.bounds.NodeBounds._pair_bounds`); otherwise it branches on its candidates sorted by weight:
           child i takes the i-th candidate and completes among the later ones (a partition).
 
         Returns
