@@ -195,7 +195,7 @@ def test_one_blas_thread_nests_and_restores():
     outer limit in place; the outermost exit restores what was there."""
     from threadpoolctl import threadpool_info
 
-    from dpbench.core.oracle.relaxation import one_blas_thread
+    from dpbench.core.oracle.blas import one_blas_thread
 
     def blas_threads():
         return sorted(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")

@@ -553,44 +553,13 @@ class NodeBounds:
         return solve_blocks(G, c, sc.yy, sc.r)[0]
 
     def _pair_bounds(self, F, C, A, GCC):
-        """Lower bounds on ``R(F ∪ {C[A[t, 0]], C[A[t, 1]]})`` for every row t: the ridge score of the
-        support without the l2 bound, in closed form.
+        """Lower bounds on ``R(F ∪ {C[A[t, 0]], C[A[t, 1]]})`` for every row t of A (int64 (B, 2),
+        positions in C; ``GCC = X_C^T X_C``): the pairs' ridge scores without the l2 bound, in
+        closed form (:func:`~dpbench.core.oracle.node_kernels.pair_bounds`). ndarray (B,)."""
+        from dpbench.core.oracle.node_kernels import pair_bounds
 
-        With ``G_l = X_F^T X_F + lam I`` (Cholesky factor L) and ``b0 = G_l^{-1} X_F^T y``, adding
-        the pair B = {i, j} to F lowers the ridge score ``R0(F)`` (:meth:`_partial`) by exactly
-        ``t_B^T M_B^{-1} t_B``, where ``t_B = X_B^T (y - X_F b0)`` and ``M_B = X_B^T X_B + lam I -
-        (L^{-1} X_F^T X_B)^T (L^{-1} X_F^T X_B)`` is the Schur complement of ``G_l`` in the
-        (F ∪ B) system (block elimination; the formula of the one-feature decrease ``h_b`` of
-        :meth:`_partial` for two features). The l2 bound only raises the score, so the value is a
-        valid lower bound, equal to the score when the bound is inactive. ``M_B >= lam I`` in
-        exact arithmetic; a pair whose computed ``M_B`` is not (rounding, near-collinear
-        columns) gets ``-inf`` (no bound). A relative margin of 1e-12 covers the rounding of the
-        closed form against the batched solve of :func:`~dpbench.core.score.solve_blocks`.
-
-        Parameters
-        ----------
-        F : int64 ndarray (f,)
-        C : int64 ndarray (c,)
-        A : int64 ndarray (B, 2)
-            Positions in C.
-        GCC : float64 ndarray (c, c)
-            ``X_C^T X_C``.
-
-        Returns
-        -------
-        float64 ndarray (B,)
-        """
         R0, t, mC, U = self._pair_terms(F, C)
-        lam = self.score.lam
-        i, j = A[:, 0], A[:, 1]
-        Mij = GCC[i, j] - np.einsum("fb,fb->b", U[:, i], U[:, j])
-        mi, mj, ti, tj = mC[i], mC[j], t[i], t[j]
-        det = mi * mj - Mij * Mij
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gain = (mj * ti * ti - 2.0 * Mij * ti * tj + mi * tj * tj) / det
-        lb = R0 - gain - 1e-12 * (abs(R0) + np.abs(gain))
-        ok = (mi >= lam * (1 - 1e-9)) & (mj >= lam * (1 - 1e-9)) & (det >= lam * lam * (1 - 1e-9)) & np.isfinite(lb)
-        return np.where(ok, lb, -np.inf)
+        return pair_bounds(GCC, A, t, mC, U, R0, self.score.lam)
 
     def _pair_terms(self, F, C):
         """The per-candidate terms of :meth:`_pair_bounds`: ``(R0, t (c,), diag(M) (c,), U (f, c))``

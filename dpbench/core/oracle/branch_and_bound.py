@@ -17,7 +17,8 @@ from dpbench.core.errors import UserInputError
 from dpbench.core.oracle.bounds import _top_sum_excluding, _topm_prefix
 from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, roots
 from dpbench.core.oracle.limits import _LIMIT_MESSAGES, Budget, tie_bar
-from dpbench.core.oracle.relaxation import child_bounds, dual_bounds, one_blas_thread
+from dpbench.core.oracle.blas import one_blas_thread
+from dpbench.core.oracle.relaxation import child_bounds, dual_bounds
 
 #: Supports rescored per batch when a threshold enumeration returns.
 _CHUNK = 200_000
@@ -182,10 +183,11 @@ class BranchAndBound:
           :func:`completion_bounds`: Schur complement + Gershgorin, about 2.3x tighter than
           the cut weights, whose denominator is lam instead of ||x_b||^2 + lam), with per-
           feature screening repeated while it removes candidates; children are then taken
-          in decreasing h when that leaves fewer open. A node with at most ``leaf_limit`` completions is
-          scored exhaustively (two features left: each pair first bounded by its ridge score in
-          closed form, :meth:`~dpbench.core.oracle.bounds.NodeBounds._pair_bounds`); otherwise it branches on its candidates sorted by weight:
-          child i takes the i-th candidate and completes among the later ones (a partition).
+          in decreasing h when that leaves fewer open. A node with at most ``leaf_limit``
+          completions is scored exhaustively (two features left: each pair first bounded by its
+          ridge score in closed form, :func:`~dpbench.core.oracle.node_kernels.pair_bounds`);
+          otherwise it branches on its candidates sorted by weight: child i takes the i-th
+          candidate and completes among the later ones (a partition).
 
         Returns
         -------

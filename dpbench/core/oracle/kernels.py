@@ -9,10 +9,9 @@ same algorithms as the numpy reference functions, loop for loop:
 * :func:`solve_working_set` -- the working-set solve of :func:`~dpbench.core.oracle.ksupport.ksupport_alpha`
   (active-set Newton polish of :func:`~dpbench.core.oracle.ksupport._newton`, FISTA with the
   k-support prox of :func:`~dpbench.core.oracle.ksupport._fista`, stopped by the working-set duality
-  gap of :func:`~dpbench.core.oracle.ksupport._w_gap`); same counts (``iters``, ``chunk``, Newton
+  gap of :func:`~dpbench.core.oracle.ksupport._w_gap`; the Lipschitz constant from
+  :func:`~dpbench.core.oracle.working_set.lambda_max_upper`); same counts (``iters``, ``chunk``, Newton
   steps), same tests, so the same iterates up to floating-point rounding;
-* :func:`lambda_max_upper` -- FISTA's Lipschitz constant: power iteration and a Cholesky
-  factorization proving a 5 % margin (:func:`~dpbench.core.oracle.ksupport.lambda_max_upper`);
 * :func:`prox_sq_ksupport`, :func:`sq_ksupport` -- the water-filling prox and the squared
   k-support norm (McDonald, Pontil & Stamos 2016, section 4; Argyriou, Foygel & Srebro 2012,
   Prop. 2.1), as in :mod:`~dpbench.core.oracle.ksupport`;
@@ -37,17 +36,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from dpbench.core.oracle.working_set import lambda_max_upper
+
 __all__ = ["best_scale", "bound_at", "child_bounds", "dual_bounds_1", "prox_sq_ksupport", "psi", "solve_working_set",
            "sq_ksupport", "w_gap"]
 
 #: Same as :data:`dpbench.core.oracle.relaxation.ROUND_MARGIN` (not imported: a kernel reads it as a
 #: compile-time constant; ``tests/oracle/test_kernels.py`` checks that they agree).
 ROUND_MARGIN = 1e-11
-
-#: Same as :data:`dpbench.core.oracle.ksupport.POWER_ITERS` and ``POWER_MARGIN`` (compile-time
-#: constants of :func:`lambda_max_upper`; the tests check that they agree).
-POWER_ITERS = 20
-POWER_MARGIN = 1.05
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -401,33 +397,6 @@ def _newton(G, c, yy, lam, r, mu, fpos, gptr, gidx, needs, beta, tol, steps):
 
 
 @njit(**_JIT)
-def lambda_max_upper(G):
-    """:func:`dpbench.core.oracle.ksupport.lambda_max_upper` (power iteration, then a Cholesky
-    factorization that proves the margin, else the exact eigenvalue)."""
-    w = G.shape[0]
-    v = np.full(w, 1.0 / np.sqrt(w))
-    theta = 0.0
-    for _ in range(POWER_ITERS):
-        u = G @ v
-        theta = v @ u
-        nu = np.sqrt(u @ u)
-        if nu == 0.0:
-            break
-        v = u / nu
-    up = POWER_MARGIN * theta
-    if up > 0.0:
-        M = -G
-        for i in range(w):
-            M[i, i] += up
-        try:
-            np.linalg.cholesky(M)
-            return up
-        except Exception:  # not positive definite: the margin is not proven
-            pass
-    return np.linalg.eigvalsh(G)[-1]
-
-
-@njit(**_JIT)
 def solve_working_set(G, c, yy, lam, r, mu, beta, fpos, gptr, gidx, needs, iters, chunk, tol, steps):
     """The working-set solve of :func:`~dpbench.core.oracle.ksupport.ksupport_alpha` (its ``while`` loop).
 
@@ -472,125 +441,6 @@ def solve_working_set(G, c, yy, lam, r, mu, beta, fpos, gptr, gidx, needs, iters
         done += step
         gap = w_gap(G, c, yy, lam + mu, fpos, gptr, gidx, needs, beta)
     return beta, mu, gap
-
-
-@njit(**_JIT)
-def working_set_layout(inW, is_fixed, gpos, ngroups):
-    """One round's working set in the solve's layout (a round of
-    :func:`~dpbench.core.oracle.ksupport.ksupport_alpha`).
-
-    Parameters
-    ----------
-    inW, is_fixed : ndarray (p,) bool
-        Features in the working set; fixed-in features.
-    gpos : ndarray (p,) int64
-        Group of each feature (-1: none).
-    ngroups : int
-
-    Returns
-    -------
-    W : int64 (w,)
-        The working set, increasing.
-    fpos, gptr, gidx : int64
-        Positions in W of the fixed features, and of each group's members in CSR form
-        (increasing within a group), as :func:`solve_working_set` takes them.
-    """
-    W = np.flatnonzero(inW)
-    w = W.size
-    counts = np.zeros(ngroups + 1, dtype=np.int64)
-    nfix = 0
-    for i in range(w):
-        g = gpos[W[i]]
-        if g >= 0:
-            counts[g + 1] += 1
-        if is_fixed[W[i]]:
-            nfix += 1
-    gptr = np.cumsum(counts)
-    gidx = np.empty(gptr[-1], dtype=np.int64)
-    fill = gptr[:-1].copy()
-    fpos = np.empty(nfix, dtype=np.int64)
-    k = 0
-    for i in range(w):
-        g = gpos[W[i]]
-        if g >= 0:
-            gidx[fill[g]] = i
-            fill[g] += 1
-        if is_fixed[W[i]]:
-            fpos[k] = i
-            k += 1
-    return W, fpos, gptr, gidx
-
-
-@njit(**_JIT)
-def kkt_outside(inW, gptr, gidx, needs):
-    """Whether some group that still needs features has a member outside the working set (the
-    KKT check of a round needs ``X^T alpha`` only then)."""
-    for g in range(needs.size):
-        if needs[g] < 1:
-            continue
-        for t in range(gptr[g], gptr[g + 1]):
-            if not inW[gidx[t]]:
-                return True
-    return False
-
-
-@njit(**_JIT)
-def kkt_entrants(a, inW, gptr, gidx, needs, grow_min, wsize):
-    """The features that enter the working set after a round (the KKT growth of
-    :func:`~dpbench.core.oracle.ksupport.ksupport_alpha`).
-
-    Per group g still needing ``needs[g] >= 1`` features: ``thr`` is the ``needs[g]``-th largest
-    ``a_j^2`` over its members in the working set (0 when fewer); every member outside with
-    ``a_j^2 > thr (1 + 1e-9)`` violates the relaxation's optimality conditions, and the
-    ``max(grow_min, wsize // 2)`` largest violators enter (ties: increasing feature).
-
-    Parameters
-    ----------
-    a : ndarray (p,) float64
-        ``X^T alpha``.
-    inW : ndarray (p,) bool
-    gptr, gidx, needs : int64
-        The groups over feature indices (:func:`~dpbench.core.oracle.ksupport.group_csr`).
-    grow_min, wsize : int
-
-    Returns
-    -------
-    ndarray (k,) int64
-        The entrants, increasing (empty: the round's solution is optimal for the node).
-    """
-    grow = np.zeros(inW.size, dtype=np.bool_)
-    for g in range(needs.size):
-        need = needs[g]
-        lo, hi = gptr[g], gptr[g + 1]
-        n_in = 0
-        for t in range(lo, hi):
-            if inW[gidx[t]]:
-                n_in += 1
-        n_out = hi - lo - n_in
-        if need < 1 or n_out == 0:
-            continue
-        a2in = np.empty(n_in)
-        out = np.empty(n_out, dtype=np.int64)
-        a2 = np.empty(n_out)
-        i = 0
-        o = 0
-        for t in range(lo, hi):
-            j = gidx[t]
-            if inW[j]:
-                a2in[i] = a[j] ** 2
-                i += 1
-            else:
-                out[o] = j
-                a2[o] = a[j] ** 2
-                o += 1
-        thr = np.partition(a2in, n_in - need)[n_in - need] if n_in >= need else 0.0
-        viol = np.flatnonzero(a2 > thr * (1.0 + 1e-9))
-        if viol.size:
-            k = min(viol.size, max(grow_min, wsize // 2))
-            order = np.argsort(-a2[viol], kind="mergesort")[:k]
-            for q in order:
-                grow[out[viol[q]]] = True
-    return np.flatnonzero(grow)
 
 
 # ----------------------------------------------------------------------------- dual bounds

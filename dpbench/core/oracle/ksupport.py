@@ -47,6 +47,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.core.oracle.working_set import (entrants_compiled, entrants_numpy, lambda_max_upper_numpy,
+                                            working_set_layout)
+
 __all__ = ["group_csr", "ksupport_alpha", "prox_sq_ksupport", "sq_ksupport"]
 
 #: Up to this many rows, a working set's Gram block is computed from its columns (n |W|^2 / 2
@@ -420,7 +423,7 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     a_sign = None
     for _ in range(rounds):
         if compiled:
-            from dpbench.core.oracle.kernels import solve_working_set, working_set_layout
+            from dpbench.core.oracle.kernels import solve_working_set
 
             W, fpos, gptr, gidx = working_set_layout(inW, is_fixed, gpos, len(groups))
         else:
@@ -445,11 +448,11 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         alphas = [alpha]
         a_sign = None
         if compiled:
-            ent = _entrants_compiled(score, alpha, inW, csr, grow_min, W.size)
+            ent = entrants_compiled(score, alpha, inW, csr, grow_min, W.size)
             if ent is not None:
                 ent, a_sign = ent
         else:
-            ent, a_sign = _entrants_numpy(score, alpha, inW, groups, grow_min, W.size)
+            ent, a_sign = entrants_numpy(score, alpha, inW, groups, grow_min, W.size)
         if ent is None or not ent.size or (close_at is not None and _bound_of(score, alpha, a_sign, fixed, csr) >= close_at):
             break
         inW[ent] = True
@@ -459,49 +462,6 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     if with_product:
         return alphas, (W, beta, mu), a_sign
     return alphas, (W, beta, mu)
-
-
-def _entrants_compiled(score, alpha, inW, csr, grow_min, wsize):
-    """:func:`_entrants_numpy` with the compiled kernels (:func:`~dpbench.core.oracle.kernels.kkt_entrants`):
-    None when no group needs the check, else (entrants, ``X^T alpha``)."""
-    from dpbench.core.oracle.kernels import kkt_entrants, kkt_outside
-
-    gptr, gidx, needs = csr
-    if not kkt_outside(inW, gptr, gidx, needs):
-        return None
-    a = score.X.T @ alpha  # one product with all of X (no column gather: a copy of X_C cost more)
-    return kkt_entrants(a, inW, gptr, gidx, needs, int(grow_min), int(wsize)), a
-
-
-def _entrants_numpy(score, alpha, inW, groups, grow_min, wsize):
-    """The KKT growth of a round of :func:`ksupport_alpha`: (entrants (k,) int64 increasing, or None
-    when no group needs the check; ``X^T alpha`` (p,) or None).
-
-    Per group still needing features, every member outside the working set whose ``a_j^2``
-    exceeds the need-th largest inside violates the optimality conditions of the relaxation; the
-    ``max(grow_min, wsize // 2)`` largest of them enter (the relaxed solutions at small lam
-    spread over tens of features, so many enter at once).
-    """
-    grow = np.zeros(inW.size, dtype=bool)
-    a2all = a_sign = None
-    for idx, need in groups:
-        out = idx[~inW[idx]]
-        if need < 1 or not out.size:
-            continue
-        if a2all is None:
-            a_sign = score.X.T @ alpha
-            a2all = a_sign ** 2
-        a2g = a2all[idx]
-        a2in = a2g[inW[idx]]
-        thr = np.partition(a2in, a2in.size - need)[a2in.size - need] if a2in.size >= need else 0.0
-        a2 = a2g[~inW[idx]]
-        viol = np.flatnonzero(a2 > thr * (1.0 + 1e-9))
-        if viol.size:
-            k = min(viol.size, max(grow_min, wsize // 2))
-            grow[out[viol[np.argsort(-a2[viol], kind="stable")[:k]]]] = True
-    if a_sign is None:
-        return None, None
-    return np.flatnonzero(grow), a_sign
 
 
 def group_csr(groups):
@@ -536,53 +496,6 @@ def _bound_of(score, alpha, a, fixed, csr):
                                fixed, *csr, False)[0])
 
 
-#: Power iterations and margin of :func:`lambda_max_upper`.
-POWER_ITERS = 20
-POWER_MARGIN = 1.05
-
-
-def lambda_max_upper(G):
-    """An upper bound on the largest eigenvalue of a symmetric positive semidefinite matrix.
-
-    FISTA's step is the inverse of a Lipschitz constant of the gradient ``2 (G b - c)``: any
-    value at least ``2 lambda_max(G)`` converges. ``POWER_ITERS`` power iterations from the
-    all-ones direction give ``theta <= lambda_max``; ``POWER_MARGIN * theta`` is returned when the
-    Cholesky factorization of ``POWER_MARGIN * theta * I - G`` succeeds (that matrix is then
-    positive definite, so the value exceeds every eigenvalue), else the exact largest eigenvalue.
-    Cost O(w^3 / 3) for the factorization instead of a full eigendecomposition (gravier's working
-    sets, w about 100: 0.05 ms instead of 0.28 ms).
-
-    Parameters
-    ----------
-    G : ndarray (w, w) float64
-        Symmetric positive semidefinite (a working set's ``X_W^T X_W``).
-
-    Returns
-    -------
-    float
-        At least ``lambda_max(G)``; at most ``POWER_MARGIN`` times it unless the fallback ran
-        (then equal to it).
-    """
-    w = G.shape[0]
-    v = np.full(w, 1.0 / np.sqrt(w))
-    theta = 0.0
-    for _ in range(POWER_ITERS):
-        u = G @ v
-        theta = float(v @ u)
-        nu = float(np.sqrt(u @ u))
-        if nu == 0.0:
-            break
-        v = u / nu
-    up = POWER_MARGIN * theta
-    if up > 0.0:
-        try:
-            np.linalg.cholesky(up * np.eye(w) - G)
-            return up
-        except np.linalg.LinAlgError:
-            pass
-    return float(np.linalg.eigvalsh(G)[-1])
-
-
 def _solve_w_numpy(G, c, yy, lam, r, mu, fpos, gw, groups, beta, iters, chunk, tol):
     """The working-set solve of :func:`ksupport_alpha` with the numpy functions of this module (the
     reference of :func:`dpbench.core.oracle.kernels.solve_working_set`): returns (beta, mu)."""
@@ -601,7 +514,7 @@ def _solve_w_numpy(G, c, yy, lam, r, mu, fpos, gw, groups, beta, iters, chunk, t
         if gap <= tol or done >= iters:
             break
         if L is None:  # twice an upper bound on the largest eigenvalue of G
-            L = max(2.0 * lambda_max_upper(G) if G.shape[0] else 1.0, 1e-12)
+            L = max(2.0 * lambda_max_upper_numpy(G) if G.shape[0] else 1.0, 1e-12)
         step = min(chunk, iters - done)
         beta = _fista(G, c, lam + mu, fpos, gl, beta, L, step)
         done += step

@@ -20,8 +20,8 @@ the same arithmetic in one compiled pass:
 * ``R0``, ``h`` and the Schur diagonal are exact closed forms.
 
 :func:`leaf_pairs` does the first steps of scoring a leaf's pair completions in one pass: the
-cut bound, the closed-form pair bound of :meth:`~dpbench.core.oracle.bounds.NodeBounds._pair_bounds`
-and the sorted supports.
+cut bound, the closed-form pair bound of :func:`pair_bounds` (its numpy reference) and the
+sorted supports.
 
 ``tests/oracle/test_node_kernels.py`` checks the kernels against the numpy references
 (:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial_numpy`, the numpy path of
@@ -35,7 +35,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["leaf_pairs", "partial_quantities"]
+__all__ = ["leaf_pairs", "pair_bounds", "partial_quantities"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -221,7 +221,7 @@ def leaf_pairs(F, C, A, GCC, t, mC, U, R0, lam, cut0, W, cutoff):
 
     Per row, as the numpy path of :meth:`~dpbench.core.oracle.bounds.NodeBounds._score_with`:
     the cut bound ``cut0 - W[i] - W[j]``; when it is below ``cutoff``, the pair bound of
-    :meth:`~dpbench.core.oracle.bounds.NodeBounds._pair_bounds` from its per-candidate terms
+    :func:`pair_bounds` from its per-candidate terms
     (``t``, ``mC``, ``U``: :meth:`~dpbench.core.oracle.bounds.NodeBounds._pair_terms`); when that is
     below too, the row needs the shared score.
 
@@ -290,3 +290,46 @@ def leaf_pairs(F, C, A, GCC, t, mC, U, R0, lam, cut0, W, cutoff):
                 continue
         need[b] = True
     return S, vals, need
+
+
+def pair_bounds(GCC, A, t, mC, U, R0, lam):
+    """Lower bounds on the scores of pair completions F ∪ {C[i], C[j]}: their ridge scores without the
+    l2 bound, in closed form (the numpy reference of the pair step of :func:`leaf_pairs`).
+
+    With ``G_l = X_F^T X_F + lam I`` (Cholesky factor L) and ``b0 = G_l^{-1} X_F^T y``, adding
+    the pair B = {i, j} to F lowers the ridge score ``R0`` of F by exactly ``t_B^T M_B^{-1} t_B``,
+    where ``t_B = X_B^T (y - X_F b0)`` and ``M_B = X_B^T X_B + lam I - (L^{-1} X_F^T X_B)^T
+    (L^{-1} X_F^T X_B)`` is the Schur complement of ``G_l`` in the (F ∪ B) system (block
+    elimination; the one-feature decrease ``h_b`` of :func:`partial_quantities` for two
+    features). The l2 bound only raises the score, so the value is a valid lower bound, equal to
+    the score when the bound is inactive. ``M_B >= lam I`` in exact arithmetic; a pair whose
+    computed ``M_B`` is not (rounding, near-collinear columns) gets ``-inf`` (no bound). A
+    relative margin of 1e-12 covers the rounding of the closed form against the batched solve
+    of :func:`~dpbench.core.score.solve_blocks`.
+
+    Parameters
+    ----------
+    GCC : float64 ndarray (c, c)
+        ``X_C^T X_C``.
+    A : int64 ndarray (B, 2)
+        Positions in C of each pair.
+    t, mC : float64 ndarray (c,)
+        ``X_C^T (y - X_F b0)`` and the diagonal of the Schur complement, per candidate.
+    U : float64 ndarray (f, c)
+        ``L^{-1} X_F^T X_C``.
+    R0, lam : float
+        The ridge score of F (no l2 bound) and Lambda.
+
+    Returns
+    -------
+    float64 ndarray (B,)
+    """
+    i, j = A[:, 0], A[:, 1]
+    Mij = GCC[i, j] - np.einsum("fb,fb->b", U[:, i], U[:, j])
+    mi, mj, ti, tj = mC[i], mC[j], t[i], t[j]
+    det = mi * mj - Mij * Mij
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = (mj * ti * ti - 2.0 * Mij * ti * tj + mi * tj * tj) / det
+    lb = R0 - gain - 1e-12 * (abs(R0) + np.abs(gain))
+    ok = (mi >= lam * (1 - 1e-9)) & (mj >= lam * (1 - 1e-9)) & (det >= lam * lam * (1 - 1e-9)) & np.isfinite(lb)
+    return np.where(ok, lb, -np.inf)

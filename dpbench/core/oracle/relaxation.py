@@ -57,11 +57,9 @@ or a branch-and-bound node ``(F, [(C, m)])``.
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-
 import numpy as np
 
+from dpbench.core.oracle.blas import one_blas_thread
 from dpbench.core.score import solve_blocks
 
 __all__ = ["child_bounds", "dual_bounds", "dual_cut", "dual_norm", "groups_of", "psi", "relaxation_alpha", "relaxation_bound"]
@@ -404,44 +402,6 @@ def relaxation_alpha(score, fixed, groups, *, start=(), width=40, rounds=4, iter
     # the arithmetic (measured: 14 s of 20 s in eigh at load 13 on 2 cores), so one thread.
     with one_blas_thread():
         return _relaxation_alpha(score, fixed, groups, start, width, rounds, iters)
-
-
-_CONTROLLER = []
-_NESTED = threading.local()
-
-
-@contextmanager
-def one_blas_thread():
-    """A context limiting BLAS to one thread, from one cached controller (node relaxations and
-    branch-and-bound searches: their products are small, and on the 2-core machine the thread
-    hand-offs of a multithreaded BLAS cost more than the arithmetic).
-
-    ``threadpool_limits`` rescans the loaded libraries (``/proc/self/maps``) on every call:
-    15 ms each, 7 s of 120 s of node relaxations at n = 200, p = 10 000 (478 calls). Inside an
-    active context of the same thread (every node relaxation of a branch and bound) nothing is
-    set again: the controller's own limit and restore cost about 30 microseconds a node.
-    """
-    if getattr(_NESTED, "depth", 0):
-        _NESTED.depth += 1
-        try:
-            yield
-        finally:
-            _NESTED.depth -= 1
-        return
-    if not _CONTROLLER:
-        # scipy's own BLAS/LAPACK is what the compiled kernels call (numba binds scipy's LAPACK):
-        # load it first, or the controller would not know it and its threads would stay unlimited
-        # (measured: the working-set kernel 1.6 ms per call instead of 0.7 at n = 200, p = 10 000)
-        import scipy.linalg  # noqa: F401
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER.append(ThreadpoolController())
-    with _CONTROLLER[0].limit(limits=1, user_api="blas"):
-        _NESTED.depth = 1
-        try:
-            yield
-        finally:
-            _NESTED.depth = 0
 
 
 def _relaxation_alpha(score, fixed, groups, start, width, rounds, iters):
