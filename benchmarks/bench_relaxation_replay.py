@@ -89,6 +89,40 @@ def replay(doc, repeats):
     return float(np.median(passes)), int((got == rec).sum()), float(rel.max()) if rel.size else 0.0
 
 
+# ----------------------------------------------------------------------------- asv
+class NodeRelaxation:
+    """asv: the first 300 node relaxations of gravier's and khan's optimum searches (``standardize``,
+    Lambda = 10), recorded in ``setup`` by the benchmarked commit and timed when solved again.
+
+    ``time_relaxations`` is the time of all of them (divide by ``track_relaxations`` for the cost
+    of one); ``track_bounds_equal`` counts the bounds equal to the ones the search computed
+    (all of them, unless a relaxation stopped being deterministic).
+    """
+
+    params = [["gravier", "khan"]]
+    param_names = ["dataset"]
+    number = 1
+    repeat = 3
+    timeout = 300
+
+    def setup(self, dataset):
+        self.doc = record(dataset, 10.0, 300, 1000)
+        replay(self.doc, 1)  # loads (or compiles) the kernels before anything is timed
+
+    def time_relaxations(self, dataset):
+        replay(self.doc, 1)
+
+    def track_relaxations(self, dataset):
+        return len(self.doc["calls"])
+
+    track_relaxations.unit = "relaxations"
+
+    def track_bounds_equal(self, dataset):
+        return replay(self.doc, 1)[1]
+
+    track_bounds_equal.unit = "relaxations"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     act = ap.add_mutually_exclusive_group(required=True)
