@@ -15,8 +15,8 @@ file (``--data --target``), then clipped to [-b_x, b_x] / [-b_y, b_y].
 from __future__ import annotations
 
 import json
-import sys
 import math
+import sys
 import time
 
 from dpbench.core.datafiles import STANDARDIZE_MODES

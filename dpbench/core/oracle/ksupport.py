@@ -330,7 +330,7 @@ def _w_gap(G, c, yy, lam_eff, fpos, gl, b):
 
 
 def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, rounds=6, iters=200, tol=1e-7, chunk=10,
-                   grow_min=20, compiled=True, with_product=False, close_at=None):
+                   grow_min=20, compiled=True, with_product=False, close_at=None, csr=None):
     """A dual point of the k-support relaxation by active-set FISTA (module docstring).
 
     Parameters
@@ -375,6 +375,8 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         (gravier's optimum: 80 % of those with three features fixed in; about 2 working-set
         rounds per relaxation instead of 3). No clock involved: the same nodes close on every
         machine.
+    csr : tuple or None
+        ``group_csr(groups)`` when the caller already has it (its final bounds use it too).
 
     Returns
     -------
@@ -416,15 +418,16 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     for gi_, (idx, _) in enumerate(groups):
         gpos[idx] = gi_
     needs = np.array([need for _, need in groups], dtype=np.int64)
-    csr = group_csr(groups)  # once: the KKT growth and the early-stop check run every round
+    if csr is None:  # once: the KKT growth and the early-stop check run every round
+        csr = group_csr(groups)
     alphas = [score.y.copy()]
     W = np.flatnonzero(inW)
     beta = np.zeros(W.size)
     a_sign = None
+    if compiled:
+        from dpbench.core.oracle.kernels import solve_working_set
     for _ in range(rounds):
         if compiled:
-            from dpbench.core.oracle.kernels import solve_working_set
-
             W, fpos, gptr, gidx = working_set_layout(inW, is_fixed, gpos, len(groups))
         else:
             W = np.flatnonzero(inW)

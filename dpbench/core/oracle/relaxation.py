@@ -529,11 +529,13 @@ def _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, 
     """The body of :func:`relaxation_bound` (same arguments)."""
     new_warm = None
     if method == "prox":
-        from dpbench.core.oracle.ksupport import ksupport_alpha
+        from dpbench.core.oracle.ksupport import group_csr, ksupport_alpha
 
         if kw.get("compiled", True) and not len(alphas):
-            own, new_warm, a = ksupport_alpha(score, fixed, groups, start=start, warm=warm, with_product=True, **kw)
-            return _prox_bound_compiled(score, fixed, groups, own[0], a, per_feature, new_warm, with_warm)
+            csr = group_csr(groups)  # once for the solve's rounds and the final bounds
+            own, new_warm, a = ksupport_alpha(score, fixed, groups, start=start, warm=warm, with_product=True, csr=csr,
+                                              **kw)
+            return _prox_bound_compiled(score, fixed, csr, own[0], a, per_feature, new_warm, with_warm)
         own, new_warm = ksupport_alpha(score, fixed, groups, start=start, warm=warm, **kw)
     elif method == "pg":
         own = [relaxation_alpha(score, fixed, groups, start=start, **kw)]
@@ -554,20 +556,19 @@ def _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, 
     return ret + ((new_warm, a[i] * float(t)),) if with_warm else ret
 
 
-def _prox_bound_compiled(score, fixed, groups, alpha, a, per_feature, new_warm, with_warm):
+def _prox_bound_compiled(score, fixed, csr, alpha, a, per_feature, new_warm, with_warm):
     """The tail of :func:`_relaxation_bound` for one dual point alpha (and ``a = X^T alpha`` when
     already known, else None), with the compiled bounds (:func:`dpbench.core.oracle.kernels.dual_bounds_1`:
     the same formula (*) and rounding margin as :func:`dual_bounds` and :func:`_best_scale`,
-    without numpy's per-call overhead on the survivors' vector)."""
+    without numpy's per-call overhead on the survivors' vector); ``csr`` is the groups'
+    :func:`~dpbench.core.oracle.ksupport.group_csr`."""
     from dpbench.core.oracle.kernels import best_scale, dual_bounds_1
-    from dpbench.core.oracle.ksupport import group_csr
 
     if a is None:
         a = score.X.T @ alpha
     ay, aa = float(score.y @ alpha), float(alpha @ alpha)
     fixed = np.asarray(fixed, dtype=np.int64)
-    b, per, T2 = dual_bounds_1(a, ay, aa, float(score.lam), float(score.r), fixed, *group_csr(groups),
-                               bool(per_feature))
+    b, per, T2 = dual_bounds_1(a, ay, aa, float(score.lam), float(score.r), fixed, *csr, bool(per_feature))
     # the scaled point (for warm starts / cuts), as _relaxation_bound scales it
     t = best_scale(ay, aa, float(np.sqrt(T2)), float(score.lam), float(score.r))[1]
     ret = (float(b), alpha * t) + ((per,) if per_feature else ())
