@@ -36,7 +36,7 @@ def _oracle_record(name, params):
     opt = registry().solver(name)(**params).session(score, 4).solve()  # enumerated: C(60, 4) is small
     out = [("opt", opt.support.tolist(), opt.status, opt.objective, opt.lower_bound)]
     # Branch and bound down to single supports, so that small node limits bite.
-    sess = registry().solver(name)(**params, enum_limit=0, leaf_limit=1).session(score, 4)
+    sess = registry().solver(name)(**params, enum_limit=0, leaf_limit=1, open_pairs=0).session(score, 4)
     for t, limit in ((4, 30), (2, 50), (2, 1000)):
         r = sess.solve(overlap=(opt.support, 4 - t), node_limit=limit)
         out.append(("level", t, limit, None if r.support is None else r.support.tolist(), r.status,

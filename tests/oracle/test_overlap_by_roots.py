@@ -80,7 +80,7 @@ def test_incumbent_roots_match_brute_force(problem, lam, which):
 def test_incumbent_roots_work_limit_box_holds_the_minimum():
     """Roots stopped by a one-node work limit leave the level uncertified, with a lower bound at or
     below the exact minimum and an answer (an upper bound) at or above it."""
-    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     Sl, scl, vmin, _ = _level(S, sc, center, 2)
@@ -118,7 +118,7 @@ def test_root_with_too_many_members_is_solved_instead(monkeypatch):
     from dpbench.core.oracle import threshold
 
     monkeypatch.setattr(threshold, "ROOT_LIST_MAX", 0)
-    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     Sl, scl, vmin, canon = _level(S, sc, center, 2)

@@ -98,7 +98,7 @@ def test_threshold_by_roots_matches_enumeration(seed, p, s, t, rank, few, monkey
     also when each root's first search stalls (one node) and is redone by optimum calls
     (few members) or by the full threshold search (more than ``few`` found)."""
     monkeypatch.setattr(_roots, "ROOT_FIRST_NODES", 1)
-    trial = highs_trial(copies_problem(seed, p=p, s=s), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(seed, p=p, s=s), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     lvl = np.flatnonzero(s - np.isin(S, center).sum(axis=1) == t)
@@ -141,7 +141,7 @@ def test_threshold_by_roots_stalled_root_with_more_members_falls_back_to_the_sea
     """few_by_calls = 1: roots that look small go to optimum calls, which stop at 4 members and
     hand over to the full threshold search; the result is still exactly the level below tau."""
     monkeypatch.setattr(_roots, "ROOT_FIRST_NODES", 1)
-    trial = highs_trial(copies_problem(1, p=14, s=3), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(1, p=14, s=3), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     lvl = np.flatnonzero(3 - np.isin(S, center).sum(axis=1) == 2)

@@ -632,7 +632,7 @@ def test_overlap_by_roots_uncertified_root_keeps_a_valid_bound():
     """A root stopped by its work limit leaves the level uncertified with the smallest root bound."""
     from dpbench.core.oracle.threshold import overlap_by_roots
 
-    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
     S, sc = enumerate_all(trial)
     sess = trial.oracle("highs")
     res = overlap_by_roots(sess, S[0], 2, node_limit=1)

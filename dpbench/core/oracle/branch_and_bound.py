@@ -32,6 +32,12 @@ _CHUNK = 200_000
 THRESHOLD_RESTRICT_FACTOR = 2
 
 
+#: A node with two features left scores its open children's pairs itself (``open_pairs``,
+#: :meth:`BranchAndBound._score_open_pairs`) only with at most this many candidates, whose columns
+#: it gathers once (n x 16 384 floats).
+OPEN_PAIRS_COLUMNS = 2**14
+
+
 class _BestTarget:
     """Branch-and-bound target of an optimum call: the canonical optimum (see :data:`TIE_RTOL`).
 
@@ -187,7 +193,8 @@ class BranchAndBound:
           completions is scored exhaustively (two features left: each pair first bounded by its
           ridge score in closed form, :func:`~dpbench.core.oracle.node_kernels.pair_bounds`);
           otherwise it branches on its candidates sorted by weight: child i takes the i-th
-          candidate and completes among the later ones (a partition).
+          candidate and completes among the later ones (a partition). With two features left, the
+          node scores its open children's pairs itself (``open_pairs``, :meth:`_score_open_pairs`).
 
         Returns
         -------
@@ -404,6 +411,13 @@ class BranchAndBound:
             k = int(np.argmax(closed)) if closed.any() else child.size
             if k < child.size:
                 pruned = min(pruned, float(b_all[k]))
+            if (k and m == 2 and np.isfinite(bar()) and Cs.size <= OPEN_PAIRS_COLUMNS
+                    and k * (2 * Cs.size - k - 1) // 2 <= self.open_pairs):
+                # The open children would be nodes with one feature left: their pairs are scored here
+                # (gravier's certified optimum: 133 891 of its 233 407 nodes were such children, each
+                # closed on pop)
+                self._score_open_pairs(F, Cs, k, target)
+                continue
             if k:
                 Fk = np.empty((k, F.size + 1), dtype=np.int64)
                 Fk[:, :F.size] = F
@@ -412,6 +426,27 @@ class BranchAndBound:
                 for i in range(k):
                     heapq.heappush(heap, (float(b_all[i]), next(tick), Fk[i], Cs, i + 1, m - 1, dual))
         return min(heap[0][0] if heap else np.inf, pruned), "done", nodes
+
+    def _score_open_pairs(self, F, Cs, k, target):
+        """Offer to ``target`` the supports F ∪ {Cs[i], Cs[j]}, i < k, j > i: the completions of the k
+        open children of a node with two features left, scored like a leaf's pairs
+        (:meth:`~dpbench.core.oracle.bounds.NodeBounds._score_with`: cut bound, closed-form pair bound,
+        shared score below the bar), in blocks of children of about 65 536 pairs. The cross products
+        ``X_A^T X_C`` of a block's children A come from the gathered candidate columns: O(n |C|) per
+        child, where each child's node would have fetched a Gram row, O(n p)."""
+        sc = self.score
+        c, i0 = Cs.size, 0
+        XC = None if sc.gram_mode == "full" else np.ascontiguousarray(sc.X[:, Cs])
+        while i0 < k:
+            per = c - 1 - np.arange(i0, k)  # pairs of each child
+            i1 = i0 + max(1, int(np.searchsorted(np.cumsum(per), 65_536, side="right")))
+            i = np.repeat(np.arange(i1 - i0), per[:i1 - i0])
+            start = np.concatenate([[0], np.cumsum(per[:i1 - i0])[:-1]])
+            j = np.arange(i.size) - start[i] + i + 1
+            cross = sc.gram(Cs[i0:i1], Cs[i0:]) if XC is None else XC[:, i0:i1].T @ XC[:, i0:]
+            S, vals = self._score_with(F, Cs[i0:], np.stack([i, j], axis=1), cross, cutoff=target.bar())
+            target.offer(S, vals)
+            i0 = i1
 
     def _dual_node(self, alpha, F, C, m):
         """Bound (*) of :mod:`~dpbench.core.oracle.relaxation` at a node (F, m more from C) from a

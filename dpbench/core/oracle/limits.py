@@ -53,6 +53,13 @@ RELAX_NODES = 20_000
 #: certify within 2 000 nodes, and the toeplitz n = 200, p = 10 000 trial takes 40 s either way
 #: (docs/performance.md, session 11).
 RELAX_EVERY_NODE = 1_000_000_000
+#: Pairs a branch-and-bound node with two features left scores itself for its open children
+#: (``open_pairs``), which otherwise become nodes with one feature left. Such children are cheap
+#: nodes that close when popped, yet each counted against the node limit: gravier's optimum
+#: (``standardize``, Lambda = 10) took 233 407 nodes, 133 891 of them such children, and with
+#: their pairs scored by their parents 98 234, within the default limit (issue 22, session 13).
+#: The largest there held about 960 000 pairs; the cap bounds one node's work.
+OPEN_PAIRS = 2**20
 #: MILP nodes of a master solved before the k-support relaxation of a call (a probe over
 #: the features the cut screening kept; :class:`~dpbench.core.oracle.session.OASession`). The
 #: probes of the issue-15 instances close in a handful of nodes (toeplitz Lambda = 120, Khan

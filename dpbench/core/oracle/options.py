@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from dpbench.core.oracle.limits import (FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
-                                        NODE_LIMIT, RELAX_EVERY_NODE, RELAX_NODES, SAFETY_TIME_LIMIT)
+                                        NODE_LIMIT, OPEN_PAIRS, RELAX_EVERY_NODE, RELAX_NODES, SAFETY_TIME_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,9 @@ class OracleOptions:
         Calls with at most this many feasible supports are enumerated exactly.
     leaf_limit : int
         Branch-and-bound nodes with at most this many completions are scored exhaustively.
+    open_pairs : int
+        A node with two features left scores the pairs of its open children itself when they are
+        at most this many (0: its children become nodes with one feature left).
     node_limit, master_iterations, master_node_limit, gershgorin_nodes, first_master_nodes : int
         Work limits: branch-and-bound nodes per call, OA master solves per call, MILP nodes of one
         master solve, nodes of the Schur/Gershgorin search, MILP nodes of the probe master
@@ -62,6 +65,7 @@ class OracleOptions:
     max_swaps: int = 100
     enum_limit: int = 1_500_000
     leaf_limit: int = 20_000
+    open_pairs: int = OPEN_PAIRS
     node_limit: int = NODE_LIMIT
     master_iterations: int = MASTER_ITERATIONS
     master_node_limit: int = MASTER_NODE_LIMIT

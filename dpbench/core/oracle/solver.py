@@ -23,6 +23,9 @@ OA_PARAMS = {
                         int, interval=COUNT),
     "leaf_limit": Param(OracleOptions.leaf_limit, "branch-and-bound nodes with at most this many completions are scored "
                         "exhaustively instead of branching (tests and tuning)", int, interval=COUNT),
+    "open_pairs": Param(OracleOptions.open_pairs, "a branch-and-bound node with two features left scores its open "
+                        "children's pairs itself when they are at most this many (0 = its children become nodes; "
+                        "deterministic)", int, interval=COUNT),
     "gershgorin": Param(OracleOptions.gershgorin, "Schur-complement/Gershgorin ridge bound in the branch and bound of overlap "
                         "calls (completion_bounds); off = cut bounds only (ablation)", bool),
     "gershgorin_nodes": Param(OracleOptions.gershgorin_nodes, "work limit: nodes of the Schur/Gershgorin branch and bound "
