@@ -70,7 +70,8 @@ class _BestTarget:
         if not vals.size:
             return
         lim = tie_bar(self.vmin)
-        for i in np.argsort(vals, kind="stable"):  # visits at most |excluded| + |ties| rows
+        near = np.flatnonzero(vals <= lim)  # sorting only these: a leaf offers up to 131 072 values
+        for i in near[np.argsort(vals[near], kind="stable")]:  # visits at most |excluded| + |ties| rows
             if vals[i] > lim:
                 break
             key = tuple(sorted(S[i].tolist()))
@@ -428,12 +429,11 @@ class BranchAndBound:
         return min(heap[0][0] if heap else np.inf, pruned), "done", nodes
 
     def _score_open_pairs(self, F, Cs, k, target):
-        """Offer to ``target`` the supports F ∪ {Cs[i], Cs[j]}, i < k, j > i: the completions of the k
-        open children of a node with two features left, scored like a leaf's pairs
-        (:meth:`~dpbench.core.oracle.bounds.NodeBounds._score_with`: cut bound, closed-form pair bound,
-        shared score below the bar), in blocks of children of about 65 536 pairs. The cross products
-        ``X_A^T X_C`` of a block's children A come from the gathered candidate columns: O(n |C|) per
-        child, where each child's node would have fetched a Gram row, O(n p)."""
+        """Offer to ``target`` the supports F ∪ {Cs[i], Cs[j]}, i < k, j > i, of the k open children of
+        a node with two features left, scored as a leaf's pairs (``NodeBounds._score_with``) in blocks
+        of children of about 65 536 pairs. The cross products ``X_A^T X_C`` of a block's children A
+        come from the gathered candidate columns: O(n |C|) per child, where each child's node would
+        have fetched a Gram row, O(n p)."""
         sc = self.score
         c, i0 = Cs.size, 0
         XC = None if sc.gram_mode == "full" else np.ascontiguousarray(sc.X[:, Cs])
