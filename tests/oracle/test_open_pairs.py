@@ -12,6 +12,7 @@ import pytest
 from dpbench.bench.registry import registry
 from dpbench.core.oracle import OASession
 from dpbench.core.oracle.limits import TIE_RTOL, canonical_minimum
+from dpbench.core.score import RidgeScore
 from dpbench.testing.reference import all_supports
 
 from helpers.solvers import make_problem
@@ -37,9 +38,11 @@ def _session(score, s, open_pairs):
 
 
 @pytest.mark.parametrize("kind,seed,lam", [("corr", 0, 0.5), ("corr", 1, 5.0), ("indep", 2, 2.0), ("ties", 3, 1.0)])
-def test_overlap_levels_match_brute_force_with_and_without_the_closure(kind, seed, lam, monkeypatch):
+@pytest.mark.parametrize("gram", ["full", "columns"])
+def test_overlap_levels_match_brute_force_with_and_without_the_closure(kind, seed, lam, gram, monkeypatch):
     s = 4
-    score = make_problem(kind, seed, n=40, p=22, lam=lam)
+    small = make_problem(kind, seed, n=40, p=22, lam=lam)
+    score = RidgeScore(small.X, small.y, lam=small.lam, r=small.r, gram=gram)  # columns: the closure gathers X_C
     S = all_supports(score.p, s)
     sc = score(S)
     S1 = canonical_minimum(S, sc)[0]
