@@ -106,3 +106,19 @@ def test_children_rows_give_the_scores_of_the_full_block(compiled, monkeypatch):
         below = v_rows < cutoff
         np.testing.assert_allclose(v_rows[below], exact[below], rtol=1e-12)
         assert (v_rows <= exact * (1 + 1e-12)).all()  # the rest: valid lower bounds
+
+
+def test_the_gathered_columns_are_capped(monkeypatch):
+    """Past OPEN_PAIRS_FLOATS (n |C| floats gathered) the children become nodes again: no closure, same answer."""
+    from dpbench.core.oracle import branch_and_bound
+
+    score = make_problem("corr", 0, n=40, p=22, lam=0.5)
+    S = all_supports(score.p, 4)
+    sc = score(S)
+    S1 = canonical_minimum(S, sc)[0]
+    lvl = (4 - np.isin(S, S1).sum(axis=1)) == 3
+    seen = _spy(monkeypatch)
+    monkeypatch.setattr(branch_and_bound, "OPEN_PAIRS_FLOATS", score.n - 1)  # not even one candidate
+    res = _session(score, 4, 2**20).solve(overlap=(S1, 1))
+    assert seen["calls"] == 0
+    np.testing.assert_array_equal(np.sort(res.support), canonical_minimum(S[lvl], sc[lvl])[0])

@@ -33,9 +33,9 @@ THRESHOLD_RESTRICT_FACTOR = 2
 
 
 #: A node with two features left scores its open children's pairs itself (``open_pairs``,
-#: :meth:`BranchAndBound._score_open_pairs`) only with at most this many candidates, whose columns
-#: it gathers once (n x 16 384 floats).
-OPEN_PAIRS_COLUMNS = 2**14
+#: :meth:`BranchAndBound._score_open_pairs`) only when its candidates' columns, gathered once, hold
+#: at most this many floats (n |C| <= 2^22: 32 MB; gravier's largest closure gathers 487 000).
+OPEN_PAIRS_FLOATS = 2**22
 
 
 class _BestTarget:
@@ -412,7 +412,7 @@ class BranchAndBound:
             k = int(np.argmax(closed)) if closed.any() else child.size
             if k < child.size:
                 pruned = min(pruned, float(b_all[k]))
-            if (k and m == 2 and np.isfinite(bar()) and Cs.size <= OPEN_PAIRS_COLUMNS
+            if (k and m == 2 and np.isfinite(bar()) and self.score.n * Cs.size <= OPEN_PAIRS_FLOATS
                     and k * (2 * Cs.size - k - 1) // 2 <= self.open_pairs):
                 # The open children would be nodes with one feature left: their pairs are scored here
                 # (gravier's certified optimum: 133 891 of its 233 407 nodes were such children, each
