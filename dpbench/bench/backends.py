@@ -132,13 +132,24 @@ def _local_cluster(LocalCluster, jobs: int):
     Python then installs no KeyboardInterrupt handler); the coordinating process still gets
     Ctrl-C and closes the cluster, which ends the workers.
     """
+    import os
     import signal
     import threading
 
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    # The workers' own distributed logging, read from the environment when they start: an interrupted
+    # run closes the scheduler under them, and a worker whose heartbeat then failed printed a
+    # CommClosedError traceback (seen on a loaded machine). Task errors still reach the user, through
+    # the futures' results in this process.
+    key, before = "DASK_LOGGING__DISTRIBUTED", os.environ.get("DASK_LOGGING__DISTRIBUTED")
+    os.environ[key] = "critical"
     try:
         return LocalCluster(n_workers=max(1, int(jobs)), threads_per_worker=1, processes=True, dashboard_address=None)
     finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
         if main:
             signal.signal(signal.SIGINT, previous)
