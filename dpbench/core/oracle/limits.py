@@ -18,12 +18,12 @@ from dpbench.core.contracts.oracle import OracleResult
 
 #: Deterministic default work limits of one oracle call (counts, never seconds): best-first
 #: branch-and-bound nodes, outer-approximation master iterations, and nodes of one master
-#: MILP. Above what the shipped configs and tests use (the hardest certified optimum measured,
-#: p = 10 000, n = 200, took ~2e4 nodes; the real data sets at most a few thousand), so they
-#: decide nothing there; they make a call that does stop stop at the same point on every
-#: machine. The node limit also bounds how long an optimum that cannot be certified runs before
-#: the trial says so (issue 22: gravier at Lambda = 10, 5 000 000 nodes would have taken hours,
-#: up to the wall-clock safety net; 100 000 take about five minutes).
+#: MILP. Above what the shipped configs and tests use (p = 10 000, n = 200 took ~2e4 nodes; the
+#: real data sets at most a few thousand, except gravier at ``standardize``, Lambda = 10: 98 234
+#: since session 13 of issue 22), so they decide nothing there; they make a call that does stop
+#: stop at the same point on every machine. The node limit also bounds how long an optimum that
+#: cannot be certified runs before the trial says so (gravier, before it certified: 5 000 000
+#: nodes would have taken hours, up to the wall-clock safety net; 100 000 took minutes).
 NODE_LIMIT = 100_000
 MASTER_ITERATIONS = 2_000
 MASTER_NODE_LIMIT = 1_000_000
@@ -49,7 +49,7 @@ RELAX_NODES = 20_000
 #: ``relax_nodes`` (optimum calls and threshold searches without an overlap constraint): every
 #: node. Inherited bounds are what kept gravier's optimum
 #: (``standardize``, Lambda = 10) open: with every node relaxed it certifies in 233 407 nodes
-#: (155 s), with 20 000 it stops at 100 000 nodes with a 3.36 % gap. The other shipped optima
+#: (155 s; 98 234 since :data:`OPEN_PAIRS`), with 20 000 it stops at 100 000 nodes with a 3.36 % gap. The other shipped optima
 #: certify within 2 000 nodes, and the toeplitz n = 200, p = 10 000 trial takes 40 s either way
 #: (docs/performance.md, session 11).
 RELAX_EVERY_NODE = 1_000_000_000
