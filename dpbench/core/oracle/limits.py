@@ -49,9 +49,9 @@ RELAX_NODES = 20_000
 #: ``relax_nodes`` (optimum calls and threshold searches without an overlap constraint): every
 #: node. Inherited bounds are what kept gravier's optimum
 #: (``standardize``, Lambda = 10) open: with every node relaxed it certifies in 233 407 nodes
-#: (155 s; 98 234 since :data:`OPEN_PAIRS`), with 20 000 it stops at 100 000 nodes with a 3.36 % gap. The other shipped optima
-#: certify within 2 000 nodes, and the toeplitz n = 200, p = 10 000 trial takes 40 s either way
-#: (docs/performance.md, session 11).
+#: (155 s; 98 234 since :data:`OPEN_PAIRS`), with 20 000 it stops at 100 000 nodes with a 3.36 %
+#: gap. The other shipped optima certify within 2 000 nodes, and the toeplitz n = 200,
+#: p = 10 000 trial takes 40 s either way (docs/performance.md, session 11).
 RELAX_EVERY_NODE = 1_000_000_000
 #: Pairs a branch-and-bound node with two features left scores itself for its open children
 #: (``open_pairs``), which otherwise become nodes with one feature left. Such children are cheap
