@@ -29,7 +29,7 @@ Modules (each reads on its own):
 """
 
 from dpbench.core.oracle.bounds import GERSHGORIN_MAX_P, NodeBounds, completion_bounds, gram_row_tops
-from dpbench.core.oracle.branch_and_bound import THRESHOLD_MARGIN, BranchAndBound
+from dpbench.core.oracle.branch_and_bound import BranchAndBound
 from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, require_positive_lam, roots
 from dpbench.core.oracle.cuts import MasterMILP, MasterResult, MasterSolver, build_master, dual_cuts, perspective_relaxation
 from dpbench.core.oracle.heuristics import LocalSearch
@@ -38,6 +38,7 @@ from dpbench.core.oracle.limits import (MASTER_ITERATIONS, MASTER_NODE_LIMIT, NO
 from dpbench.core.oracle.options import OracleOptions
 from dpbench.core.oracle.session import OASession
 from dpbench.core.oracle.solver import OA_PARAMS, OA_SPLIT, OASolver
+from dpbench.core.oracle.targets import THRESHOLD_MARGIN
 from dpbench.core.oracle.threshold import ThresholdByCalls, rank_threshold, supports_below_by_calls
 
 __all__ = ["GERSHGORIN_MAX_P", "MASTER_ITERATIONS", "MASTER_NODE_LIMIT", "NODE_LIMIT", "OA_PARAMS", "OA_SPLIT",

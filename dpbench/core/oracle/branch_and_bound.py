@@ -1,8 +1,9 @@
 """Exact best-first branch and bound over the subproblems of :func:`~dpbench.core.oracle.constraints.roots`.
 
-One traversal (:meth:`BranchAndBound._bnb_search`) serves two targets: the canonical optimum
-(:class:`_BestTarget`) and the threshold enumeration of every support below tau
-(:class:`_BelowTarget`, :meth:`BranchAndBound.supports_below`). Stopped only by the node
+One traversal (:meth:`BranchAndBound._bnb_search`) serves two targets
+(:mod:`~dpbench.core.oracle.targets`): the canonical optimum (``_BestTarget``) and the
+threshold enumeration of every support below tau (``_BelowTarget``,
+:meth:`BranchAndBound.supports_below`). Stopped only by the node
 count of a :class:`~dpbench.core.oracle.limits.Budget` or its wall-clock safety net.
 """
 
@@ -16,9 +17,11 @@ import numpy as np
 from dpbench.core.errors import UserInputError
 from dpbench.core.oracle.bounds import _top_sum_excluding, _topm_prefix
 from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, roots
-from dpbench.core.oracle.limits import _LIMIT_MESSAGES, Budget, tie_bar
+from dpbench.core.oracle.limits import _LIMIT_MESSAGES, Budget
 from dpbench.core.oracle.blas import one_blas_thread
 from dpbench.core.oracle.relaxation import child_bounds, dual_bounds
+from dpbench.core.oracle.targets import _BelowTarget, _BestTarget
+from dpbench.core.oracle.working_set import product_on
 
 #: Supports rescored per batch when a threshold enumeration returns.
 _CHUNK = 200_000
@@ -36,132 +39,6 @@ THRESHOLD_RESTRICT_FACTOR = 2
 #: :meth:`BranchAndBound._score_open_pairs`) only when its candidates' columns, gathered once, hold
 #: at most this many floats (n |C| <= 2^22: 32 MB; gravier's largest closure gathers 487 000).
 OPEN_PAIRS_FLOATS = 2**22
-
-
-class _BestTarget:
-    """Branch-and-bound target of an optimum call: the canonical optimum (see :data:`TIE_RTOL`).
-
-    Keeps every offered, non-excluded support whose score is within :func:`tie_bar` of the
-    smallest score seen, and closes a node only when its bound reaches ``tie_bar`` of that
-    minimum: the search is exact (no gap), and the incumbent is the lexicographically
-    smallest support among the ties, whatever order the nodes were visited in.
-    """
-
-    def __init__(self, S_inc, ub, gap_tol, excl):
-        self.excl = excl
-        self.ties: dict[tuple, float] = {}
-        self.S, self.ub, self.vmin = None, np.inf, np.inf
-        if S_inc is not None:
-            self.offer(np.asarray(S_inc)[None], np.array([ub]))
-
-    def bar(self):
-        if self.S is None:
-            return np.inf
-        return tie_bar(self.vmin) + 1e-15 * max(1.0, abs(self.vmin))
-
-    def incumbent(self):
-        return self.S
-
-    def stop(self):
-        return False
-
-    def offer(self, S, vals):
-        vals = np.asarray(vals, dtype=np.float64)
-        if not vals.size:
-            return
-        lim = tie_bar(self.vmin)
-        near = np.flatnonzero(vals <= lim)  # sorting only these: a leaf offers up to 131 072 values
-        for i in near[np.argsort(vals[near], kind="stable")]:  # visits at most |excluded| + |ties| rows
-            if vals[i] > lim:
-                break
-            key = tuple(sorted(S[i].tolist()))
-            if self.excl and key in self.excl:
-                continue
-            lim = min(lim, tie_bar(float(vals[i])))
-            self.ties[key] = float(vals[i])
-        if not self.ties:
-            return
-        self.vmin = min(self.ties.values())
-        keep = tie_bar(self.vmin)
-        self.ties = {k: v for k, v in self.ties.items() if v <= keep}
-        key = min(self.ties)
-        self.S, self.ub = np.array(key, dtype=np.int64), self.ties[key]
-
-
-#: Relative rounding margin of threshold enumerations: a node is closed only when its bound
-#: exceeds tau by this much, far above the float64 error of the bounds and of the scores
-#: assembled from cached Gram rows (both ~1e-13 relative), so no support <= tau is lost.
-THRESHOLD_MARGIN = 1e-9
-
-
-class _BelowTarget:
-    """Branch-and-bound target of :meth:`OASession.supports_below`: every support <= tau.
-
-    Keeps the offered supports with value below the bar ``tau + margin``; with ``rank``,
-    tau is lowered to the rank-th smallest of ``known`` and the values found so far (see
-    :meth:`dpbench.api.OracleSession.supports_below`). ``above`` is the smallest value of
-    any offered, non-excluded support that was not kept (part of the bound on the rest).
-    """
-
-    def __init__(self, tau, rank, known, excl, max_count, s):
-        from dpbench.core.oracle.threshold import rank_threshold
-
-        known = np.asarray(known, dtype=np.float64).ravel()
-        self.tau = rank_threshold(tau, rank, known)
-        self.rank, self.excl, self.max_count = rank, excl, max_count
-        self.pool = known[known <= self.tau] if rank is not None else known[:0]
-        self.S, self.v = [np.zeros((0, s), dtype=np.int64)], [np.zeros(0)]
-        self.count = 0
-        self.above = np.inf
-        self.full = False
-
-    def bar(self):
-        return self.tau + THRESHOLD_MARGIN * max(1.0, abs(self.tau))
-
-    def incumbent(self):
-        return None
-
-    def stop(self):
-        return self.full
-
-    def offer(self, S, vals):
-        if self.excl:
-            keep = np.array([tuple(r) not in self.excl for r in np.sort(S, axis=1).tolist()], dtype=bool)
-            S, vals = S[keep], vals[keep]
-        ok = vals < self.bar()
-        if (~ok).any():
-            self.above = min(self.above, float(vals[~ok].min()))
-        if not ok.any():
-            return
-        S, vals = S[ok], vals[ok]
-        self.S.append(np.sort(S, axis=1))
-        self.v.append(np.asarray(vals, dtype=np.float64))
-        self.count += len(vals)
-        if self.rank is not None:
-            self.pool = np.concatenate([self.pool, vals])
-            if self.pool.size >= self.rank:
-                tau = float(np.partition(self.pool, self.rank - 1)[self.rank - 1])
-                if tau < self.tau:
-                    self.tau = tau
-                    self.pool = self.pool[self.pool <= self.bar()]
-            if self.count > 2 * self.rank + 100_000:
-                self._trim()
-        if self.count > self.max_count:
-            self._trim()
-            self.full = self.count > self.max_count
-
-    def _trim(self):
-        S, v = self.result()
-        ok = v < self.bar()
-        if (~ok).any():
-            self.above = min(self.above, float(v[~ok].min()))
-        self.S, self.v, self.count = [S[ok]], [v[ok]], int(ok.sum())
-
-    def result(self):
-        """(supports (m, s), values (m,)) kept so far."""
-        if len(self.S) > 1:
-            self.S, self.v = [np.concatenate(self.S)], [np.concatenate(self.v)]
-        return self.S[0], self.v[0]
 
 
 class BranchAndBound:
@@ -453,7 +330,7 @@ class BranchAndBound:
         given dual point, and per feature j the bound over its supports containing j: (bound,
         per (p,)). O(n p), no solve."""
         sc = self.score
-        a = sc.X.T @ alpha
+        a = self._product(alpha, F, C)
         if self._compiled_bounds():
             from dpbench.core.oracle.kernels import dual_bounds_1
 
@@ -466,6 +343,13 @@ class BranchAndBound:
                              per_feature=True)
         return float(b[0]), per[0]
 
+    def _product(self, alpha, F, C):
+        """``X^T alpha`` (p,) as a node's bounds read it: on F and C only with the compiled bounds
+        (``product_on``, NaN elsewhere), on all of X for the numpy reference."""
+        if not self._compiled_bounds():
+            return self.score.X.T @ alpha
+        return product_on(self.score, alpha, np.union1d(np.asarray(F, dtype=np.int64), np.asarray(C, dtype=np.int64)))
+
     def _compiled_bounds(self):
         """Whether node bounds use the compiled kernels (:mod:`~dpbench.core.oracle.kernels`): with the
         "prox" node relaxation unless its work counts say ``compiled=False`` (the numpy reference)."""
@@ -475,7 +359,7 @@ class BranchAndBound:
         """:func:`~dpbench.core.oracle.relaxation.child_bounds` of the node at the dual point alpha."""
         sc = self.score
         last = getattr(self, "_relax_a", None)
-        a = last[1] if last is not None and last[0] is alpha else sc.X.T @ alpha
+        a = last[1] if last is not None and last[0] is alpha else self._product(alpha, F, C)
         if self._compiled_bounds():
             from dpbench.core.oracle import kernels
 
@@ -492,7 +376,7 @@ class BranchAndBound:
         The search is the best-first branch and bound of :meth:`_branch_and_bound` over the
         same subproblems (:func:`roots`) and the same valid node bounds, with the incumbent
         replaced by the threshold: a node is closed when its lower bound exceeds
-        ``tau (1 + THRESHOLD_MARGIN)``, and every support reaching a leaf is scored exactly;
+        ``tau (1 + targets.THRESHOLD_MARGIN)``, and every support reaching a leaf is scored exactly;
         with ``rank``, tau falls to the rank-th smallest of ``known_scores`` and the scores
         found so far as the search proceeds. The supports kept are rescored with the shared
         score before the final comparison with tau. Complete (``certified``) unless

@@ -510,7 +510,7 @@ def _top(v, need):
 
 
 @njit(**_JIT)
-def dual_bounds_1(a, ay, aa, lam, r, fixed, gptr, gidx, needs, per_feature):
+def dual_bounds_1(a, ay, aa, lam, r, fixed, gptr, gidx, needs, per_feature, per_below=np.inf):
     """:func:`dpbench.core.oracle.relaxation.dual_bounds` (scaled) for one dual point.
 
     Parameters
@@ -524,6 +524,9 @@ def dual_bounds_1(a, ay, aa, lam, r, fixed, gptr, gidx, needs, per_feature):
     gptr, gidx, needs : int64 arrays
         The free features of each group (feature indices, CSR) and how many more it takes.
     per_feature : bool
+    per_below : float
+        Per-feature bounds only when ``bound < per_below``, else (a node its caller closes) each
+        fixed and group feature gets ``bound``: valid, as each bounds some of the node's supports.
 
     Returns
     -------
@@ -558,6 +561,9 @@ def dual_bounds_1(a, ay, aa, lam, r, fixed, gptr, gidx, needs, per_feature):
         need = needs[g]
         lo, hi = gptr[g], gptr[g + 1]
         if need < 1 or hi == lo:
+            continue
+        if bound >= per_below:
+            per[gidx[lo:hi]] = bound
             continue
         v = a[gidx[lo:hi]] ** 2
         t1 = _top(v, need - 1)[0] if need > 1 else 0.0

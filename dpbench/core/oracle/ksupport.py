@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpbench.core.oracle.working_set import (entrants_compiled, entrants_numpy, lambda_max_upper_numpy,
+from dpbench.core.oracle.working_set import (columns_of, entrants_compiled, entrants_numpy, lambda_max_upper_numpy,
                                             working_set_layout)
 
 __all__ = ["group_csr", "ksupport_alpha", "prox_sq_ksupport", "sq_ksupport"]
@@ -366,7 +366,9 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     with_product : bool
         Also return, last, ``X^T alpha`` (p,) of the returned alpha when the last working-set
         round computed it (its KKT check), else None: the caller's bound then needs no second
-        O(n p) product.
+        O(n p) product. With the compiled kernels it may be formed on the fixed and group
+        features only, NaN elsewhere
+        (:func:`~dpbench.core.oracle.working_set.product_on`).
     close_at : float or None
         The branch and bound's bar: stop after the first working-set round whose alpha already
         bounds the node at or above it (the bound (*) of
@@ -420,6 +422,8 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
     needs = np.array([need for _, need in groups], dtype=np.int64)
     if csr is None:  # once: the KKT growth and the early-stop check run every round
         csr = group_csr(groups)
+    # where the rounds read X^T alpha: W lies in them (inW &= allowed)
+    features = np.flatnonzero(allowed) if compiled else None
     alphas = [score.y.copy()]
     W = np.flatnonzero(inW)
     beta = np.zeros(W.size)
@@ -432,7 +436,7 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         else:
             W = np.flatnonzero(inW)
             fpos = np.flatnonzero(is_fixed[W])
-        XW = score.X[:, W]
+        XW = columns_of(score, W)
         # X_W^T X_W as one symmetric rank-n product (numpy's syrk for a matrix times its own
         # transpose): ~3x cheaper than score.gram's two column gathers and general product, and at
         # n <= SYRK_MAX_N cheaper than gathering |W|^2 scattered entries of a cached p x p Gram
@@ -451,7 +455,7 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         alphas = [alpha]
         a_sign = None
         if compiled:
-            ent = entrants_compiled(score, alpha, inW, csr, grow_min, W.size)
+            ent = entrants_compiled(score, alpha, inW, csr, grow_min, W.size, features)
             if ent is not None:
                 ent, a_sign = ent
         else:

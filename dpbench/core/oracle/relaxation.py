@@ -60,6 +60,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.core.oracle.blas import one_blas_thread
+from dpbench.core.oracle.working_set import product_on
 from dpbench.core.score import solve_blocks
 
 __all__ = ["child_bounds", "dual_bounds", "dual_cut", "dual_norm", "groups_of", "psi", "relaxation_alpha", "relaxation_bound"]
@@ -535,7 +536,8 @@ def _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, 
             csr = group_csr(groups)  # once for the solve's rounds and the final bounds
             own, new_warm, a = ksupport_alpha(score, fixed, groups, start=start, warm=warm, with_product=True, csr=csr,
                                               **kw)
-            return _prox_bound_compiled(score, fixed, csr, own[0], a, per_feature, new_warm, with_warm)
+            return _prox_bound_compiled(score, fixed, csr, own[0], a, per_feature, new_warm, with_warm,
+                                        kw.get("close_at"))
         own, new_warm = ksupport_alpha(score, fixed, groups, start=start, warm=warm, **kw)
     elif method == "pg":
         own = [relaxation_alpha(score, fixed, groups, start=start, **kw)]
@@ -556,19 +558,23 @@ def _relaxation_bound(score, fixed, groups, alphas, start, per_feature, method, 
     return ret + ((new_warm, a[i] * float(t)),) if with_warm else ret
 
 
-def _prox_bound_compiled(score, fixed, csr, alpha, a, per_feature, new_warm, with_warm):
+def _prox_bound_compiled(score, fixed, csr, alpha, a, per_feature, new_warm, with_warm, close_at=None):
     """The tail of :func:`_relaxation_bound` for one dual point alpha (and ``a = X^T alpha`` when
     already known, else None), with the compiled bounds (:func:`dpbench.core.oracle.kernels.dual_bounds_1`:
     the same formula (*) and rounding margin as :func:`dual_bounds` and :func:`_best_scale`,
     without numpy's per-call overhead on the survivors' vector); ``csr`` is the groups'
-    :func:`~dpbench.core.oracle.ksupport.group_csr`."""
+    :func:`~dpbench.core.oracle.ksupport.group_csr`. With ``close_at`` (the caller's bar), a
+    bound at or above it gives every feature of the node that bound as its per-feature bound
+    (valid, and never read: the caller closes the node)."""
     from dpbench.core.oracle.kernels import best_scale, dual_bounds_1
 
-    if a is None:
-        a = score.X.T @ alpha
-    ay, aa = float(score.y @ alpha), float(alpha @ alpha)
     fixed = np.asarray(fixed, dtype=np.int64)
-    b, per, T2 = dual_bounds_1(a, ay, aa, float(score.lam), float(score.r), fixed, *csr, bool(per_feature))
+    if a is None:  # no KKT check ran (the working set held every feature): the node's own product
+        a = product_on(score, alpha, np.union1d(fixed, csr[1]))
+    ay, aa = float(score.y @ alpha), float(alpha @ alpha)
+    # a node whose bound reaches close_at is closed by its caller, which then never reads per
+    b, per, T2 = dual_bounds_1(a, ay, aa, float(score.lam), float(score.r), fixed, *csr, bool(per_feature),
+                               np.inf if close_at is None else float(close_at))
     # the scaled point (for warm starts / cuts), as _relaxation_bound scales it
     t = best_scale(ay, aa, float(np.sqrt(T2)), float(score.lam), float(score.r))[1]
     ret = (float(b), alpha * t) + ((per,) if per_feature else ())

@@ -389,6 +389,17 @@ class RidgeScore:
         self._Gflat = self._G.ravel() if self._G is not None else None
         self._XT = None  # X^T, made on first use in columns mode
 
+    def transposed(self) -> np.ndarray:
+        """X^T as a C-contiguous array of shape (p, n), float64: row j is column j of X, contiguous.
+
+        Made on first use and kept: a copy of the data (8 n p bytes), so callers that only need a
+        few columns gather them from X instead unless they come back often (the column blocks of
+        large batches, the node products of :mod:`dpbench.core.oracle.working_set`).
+        """
+        if self._XT is None:
+            self._XT = np.ascontiguousarray(self.X.T)
+        return self._XT
+
     def gram(self, rows, cols) -> np.ndarray:
         """Entries of X^T X (no ridge): ``G[rows][:, cols]`` of shape (len(rows), len(cols))."""
         rows = np.asarray(rows, dtype=np.int64)
@@ -409,10 +420,9 @@ class RidgeScore:
             G = np.empty((B, s, s))
             np.matmul(XS, XS.transpose(0, 2, 1), out=G)
             return G
-        if self._XT is None:
-            # Rows of X^T are the columns of X: gathering them reads contiguous memory,
-            # where X[:, S] touches one cache line per element.
-            self._XT = np.ascontiguousarray(self.X.T)
+        # Rows of X^T are the columns of X: gathering them reads contiguous memory,
+        # where X[:, S] touches one cache line per element.
+        XT = self.transposed()
         G = np.empty((B, s, s))
         # small blocks keep the gathered (step, s, n) columns in cache for the matmul
         step = max(1, _COLUMN_GATHER_BYTES // (8 * self.n * s))
@@ -420,7 +430,7 @@ class RidgeScore:
         for a in range(0, B, step):
             Sb = S[a : a + step]
             XS = buf[: len(Sb)]
-            np.take(self._XT, Sb, axis=0, out=XS)
+            np.take(XT, Sb, axis=0, out=XS)
             np.matmul(XS, XS.transpose(0, 2, 1), out=G[a : a + step])
         return G
 
