@@ -13,6 +13,10 @@ bounds compare (all are valid lower bounds whatever their accuracy:
 
     python benchmarks/bench_node_cost.py [--only gravier,khan] [--nodes 200] [--drive prox]
 
+The default 200 nodes are the first of a search, where a node's candidates are nearly all of p;
+``--nodes 2000`` reaches the deeper nodes whose products cover their own features only
+(docs/performance.md, session 14).
+
 Instances: s = 5, b_x = b_y = 0.5, r = 1.1, Lambda = 10, the default standardization of real
 data (``standardize``): gravier, khan, golub (``optimum`` calls: the survivors' branch and bound)
 and toeplitz n = 200, p = 10 000 (seed 3 of ``bench_oracle_hard``).
