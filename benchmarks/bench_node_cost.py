@@ -112,6 +112,35 @@ def warm_up():
     kernels.child_bounds(np.ones(4), 1.0, 1.0, 1.0, 1.1, np.zeros(0, dtype=np.int64), np.arange(4), 2)
 
 
+class NodeCost:
+    """asv: the median node relaxation of the default path ("prox", ms) and pg's median over it,
+    on the same nodes of one search of 2 000 nodes (toeplitz: most are deep nodes, whose products
+    cover their own features only; docs/performance.md, session 14). Issue 22's target: 10x."""
+
+    params = [["toep200", "gravier"]]
+    param_names = ["instance"]
+    timeout = 900
+
+    def setup_cache(self):
+        warm_up()
+        out = {}
+        for name in self.params[0]:
+            t = measure(name, 10.0, 2000, "prox")[0]
+            med = dict(zip(PATHS, np.median(t, axis=0)))
+            out[name] = (float(1e3 * med["prox"]), float(med["pg"] / med["prox"]))
+        return out
+
+    def track_prox_ms(self, cache, instance):
+        return cache[instance][0]
+
+    track_prox_ms.unit = "ms"
+
+    def track_pg_over_prox(self, cache, instance):
+        return cache[instance][1]
+
+    track_pg_over_prox.unit = "ratio"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default=",".join(INSTANCES), help="comma-separated instance names")
