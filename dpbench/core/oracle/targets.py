@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.core.oracle.limits import tie_bar
+from dpbench.core.oracle.threshold import rank_threshold
 
 
 class _BestTarget:
@@ -80,8 +81,6 @@ class _BelowTarget:
     """
 
     def __init__(self, tau, rank, known, excl, max_count, s):
-        from dpbench.core.oracle.threshold import rank_threshold
-
         known = np.asarray(known, dtype=np.float64).ravel()
         self.tau = rank_threshold(tau, rank, known)
         self.rank, self.excl, self.max_count = rank, excl, max_count

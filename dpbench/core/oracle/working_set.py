@@ -280,21 +280,24 @@ def product_on(score, alpha, features=None):
         ``X^T alpha``; NaN outside ``features`` when only they were formed, so that a read
         elsewhere poisons a bound (NaN never closes a node) instead of passing for a value.
     """
-    n, p = score.X.shape
-    if features is None or features.size > PRODUCT_SHARE * p or n * p > PRODUCT_XT_MAX_FLOATS:
+    if features is None or features.size > PRODUCT_SHARE * score.p or not _keeps_xt(score):
         return score.X.T @ alpha
-    out = np.full(p, np.nan)
+    out = np.full(score.p, np.nan)
     rows_dot(score.transposed(), np.ascontiguousarray(alpha, dtype=np.float64),
              np.asarray(features, dtype=np.int64), out)
     return out
 
 
+def _keeps_xt(score):
+    """Whether the node products may keep X^T beside X (:data:`PRODUCT_XT_MAX_FLOATS`)."""
+    return score.n * score.p <= PRODUCT_XT_MAX_FLOATS
+
+
 def columns_of(score, W):
-    """``X[:, W]`` of shape (n, |W|), float64: a strided view of the rows of X^T when
-    :func:`product_on` keeps X^T (reading |W| contiguous rows instead of one cache line per entry
-    of X), else a gathered copy. The same numbers either way."""
-    n, p = score.X.shape
-    if n * p > PRODUCT_XT_MAX_FLOATS:
+    """``X[:, W]`` of shape (n, |W|), float64: the rows W of X^T gathered (|W| contiguous reads
+    instead of one cache line per entry of X) and transposed when X^T is kept, else gathered
+    from X. The same numbers either way."""
+    if not _keeps_xt(score):
         return score.X[:, W]
     return score.transposed()[W].T
 
