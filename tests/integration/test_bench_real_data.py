@@ -116,3 +116,16 @@ def test_compare_mode_reads_the_commands_summary(bench, tmp_path):
     assert row["topr"]["guarantee"] == ["pure ε=1"]
     text = bench.compare_report([row])
     assert "| hitters |" in text and "| yes |" in text and "certified on 1 sets" in text
+
+
+def test_stage_cpu_counts_the_workers_it_reaped(bench):
+    """topr's roots run on forked workers: a stage's CPU seconds include theirs once reaped."""
+    import subprocess
+    import sys
+
+    class Counter:
+        work = calls = 0
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    _, row = bench._stage(lambda: subprocess.run([sys.executable, "-c", burn], check=True), Counter())
+    assert row["cpu"] >= 0.25  # the parent alone spends a few ms waiting
