@@ -15,7 +15,8 @@ bounds compare (all are valid lower bounds whatever their accuracy:
 
 The default 200 nodes are the first of a search, where a node's candidates are nearly all of p;
 ``--nodes 2000`` reaches the deeper nodes whose products cover their own features only
-(docs/performance.md, session 14).
+(docs/performance.md, session 14); a limit past the end of the search (``--only toep200,khan,golub
+--nodes 8000``) measures every relaxation of a whole certified search (session 16).
 
 Instances: s = 5, b_x = b_y = 0.5, r = 1.1, Lambda = 10, the default standardization of real
 data (``standardize``): gravier, khan, golub (``optimum`` calls: the survivors' branch and bound)
