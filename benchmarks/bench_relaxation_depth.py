@@ -16,10 +16,26 @@ reference support (default: the certified optimum, which this script computes fi
 * ``excluded``: the root bound with the k features of largest ``(x_j^T alpha)^2`` at the root's
   dual point fixed out, for several k.
 
-Bounds are deterministic; seconds are wall clock.
+Session 17 added two rows on what the children's order and their bounds could still gain:
+
+* ``exclusion_orders`` (``--greedy-max K``): how many features must be fixed out before the root
+  bound reaches the reference, in the order the branch and bound uses (decreasing
+  ``(x_j^T alpha)^2`` at the root's dual point; smallest such k by bisection) and in an order
+  re-solved after every exclusion (fix out the feature of largest ``(x_j^T alpha)^2`` at the dual
+  point of the relaxation without the ones already out; at most K steps). Fewer exclusions would
+  mean fewer open children per node.
+* ``siblings`` (``--sibling-nodes N``): the first N nodes of the reference's own search, with
+  every node relaxation also bounded beforehand from the dual point of its previous sibling
+  (the last relaxed child of the same parent; :meth:`~dpbench.core.oracle.OASession._dual_node`,
+  no solve). Per number of fixed-in features: relaxations, the share closed by the node's own
+  relaxation, the share the sibling's point alone would close, and the median milliseconds of
+  each. The search itself is unchanged (the extra bound is only recorded).
+
+Bounds and counts are deterministic; seconds are wall clock.
 
     python benchmarks/bench_relaxation_depth.py [--dataset gravier] [--lam 10] [--pairs 3]
-        [--excluded 0,10,30,100,300,1000] [--node-limit 300000] [--out rows.json]
+        [--excluded 0,10,30,100,300,1000] [--node-limit 300000] [--greedy-max 0]
+        [--sibling-nodes 0] [--out rows.json]
 """
 
 from __future__ import annotations
@@ -43,8 +59,9 @@ def make_score(dataset, lam, standardize="standardize"):
     return trial.oracle("highs").score, trial.s
 
 
-def depth_rows(dataset, lam, pairs, excluded, node_limit):
-    """The rows of the module docstring for one data set (a dict, JSON-ready)."""
+def depth_rows(dataset, lam, pairs, excluded, node_limit, greedy_max=0, sibling_nodes=0):
+    """The rows of the module docstring for one data set (a dict, JSON-ready); the session-17
+    rows only with ``greedy_max`` > 0, resp. ``sibling_nodes`` > 0."""
     from dpbench.bench.registry import registry
     from dpbench.core.oracle.relaxation import relaxation_bound
 
@@ -77,6 +94,94 @@ def depth_rows(dataset, lam, pairs, excluded, node_limit):
     out["excluded"] = [{"k": int(k), "bound": float(relaxation_bound(score, none, [(np.sort(order[k:]), s)],
                                                                      method="prox")[0])}
                        for k in excluded if k <= p - s]
+    if greedy_max > 0:
+        out["exclusion_orders"] = exclusion_orders(score, s, ref, order, greedy_max)
+    if sibling_nodes > 0:
+        out["siblings"] = sibling_rows(score, s, sibling_nodes)
+    return out
+
+
+def exclusion_orders(score, s, ref, order, greedy_max):
+    """The ``exclusion_orders`` row: features fixed out until the root bound reaches ``ref``, in the
+    static ``order`` (the root's, by bisection) and re-solved after each exclusion (a dict)."""
+    from dpbench.core.oracle.relaxation import relaxation_bound
+
+    none = np.zeros(0, dtype=np.int64)
+    p = score.p
+
+    def bound(free, warm=None):
+        b, _, (warm_out, a) = relaxation_bound(score, none, [(np.sort(free), s)], method="prox", warm=warm,
+                                               with_warm=True)
+        return b, warm_out, a
+
+    static = None
+    if bound(order[p - s:])[0] >= ref:
+        lo, hi = 0, p - s  # bound(lo) < ref <= bound(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if bound(order[mid:])[0] >= ref:
+                hi = mid
+            else:
+                lo = mid
+        static = hi
+    free, warm, out = np.arange(p), None, []
+    for k in range(greedy_max + 1):
+        b, warm, a = bound(free, warm)
+        if b >= ref or free.size <= s:
+            break
+        j = int(np.argmax(a[free] ** 2))
+        out.append(int(free[j]))
+        free = np.delete(free, j)
+    resolved = len(out) if b >= ref else None
+    return {"static": static, "resolved": resolved, "greedy_max": greedy_max, "resolved_features": out,
+            "static_features": order[:static].tolist() if static is not None else None}
+
+
+def sibling_rows(score, s, nodes, solver_params=None, keep_nodes=False):
+    """The ``siblings`` row: the first ``nodes`` nodes of the instance's optimum search, each node
+    relaxation also bounded from its previous sibling's dual point (a dict of per-depth rows).
+    ``solver_params`` go to the solver; with ``keep_nodes``, ``bounded`` also lists each such
+    node's (F, C, m, sibling bound) (tests, on small instances: gravier's would take gigabytes)."""
+    from dpbench.bench.registry import registry
+    from dpbench.core.oracle import OASession
+
+    orig = OASession._relax_node
+    last, rec = {}, []
+
+    def recorded(self, F, C, m, warm=None, close_at=None):
+        # siblings share their parent's warm start object: its id keys the last sibling's alpha
+        key = id(warm) if warm is not None else None
+        sib = last.get(key)
+        t0 = time.perf_counter()
+        b_sib = self._dual_node(sib, F, C, m)[0] if sib is not None else -np.inf
+        t1 = time.perf_counter()
+        res = orig(self, F, C, m, warm, close_at)
+        t2 = time.perf_counter()
+        if key is not None:
+            last[key] = self._relax_alphas[-1]
+        bar = close_at if close_at is not None else np.inf
+        node = (np.asarray(F).tolist(), np.asarray(C).tolist(), int(m), float(b_sib)) if keep_nodes else None
+        rec.append((len(F), sib is not None, b_sib >= bar, res[0] >= bar, t1 - t0, t2 - t1, node))
+        return res
+
+    OASession._relax_node = recorded
+    try:
+        registry().solver("highs")(node_limit=nodes, **(solver_params or {})).session(score, s).solve()
+    finally:
+        OASession._relax_node = orig
+    rows = []
+    for d in sorted({r[0] for r in rec}):
+        x = [r for r in rec if r[0] == d]
+        with_sib = [r for r in x if r[1]]
+        rows.append({"fixed_in": d, "relaxed": len(x), "with_sibling": len(with_sib),
+                     "closed_by_relaxation": sum(r[3] for r in x),
+                     "closed_by_sibling": sum(r[2] for r in with_sib),
+                     "closed_by_sibling_only": sum(r[2] and not r[3] for r in with_sib),
+                     "relaxation_ms": round(1e3 * float(np.median([r[5] for r in x])), 3),
+                     "sibling_bound_ms": round(1e3 * float(np.median([r[4] for r in with_sib])), 3) if with_sib else None})
+    out = {"nodes": nodes, "depths": rows}
+    if keep_nodes:
+        out["bounded"] = [r[6] for r in rec if r[1]]
     return out
 
 
@@ -87,9 +192,14 @@ def main(argv=None):
     ap.add_argument("--pairs", type=int, default=3, help="features of largest single gain fixed in with every other")
     ap.add_argument("--excluded", default="0,10,30,100,300,1000", help="numbers of features fixed out")
     ap.add_argument("--node-limit", type=int, default=300_000, help="node limit of the reference optimum")
+    ap.add_argument("--greedy-max", type=int, default=0,
+                    help="at most this many re-solved exclusions (0: skip the exclusion_orders row)")
+    ap.add_argument("--sibling-nodes", type=int, default=0,
+                    help="nodes of the search bounded from their previous sibling too (0: skip)")
     ap.add_argument("--out", default=None, help="write the rows as JSON")
     a = ap.parse_args(argv)
-    row = depth_rows(a.dataset, a.lam, a.pairs, [int(k) for k in a.excluded.split(",")], a.node_limit)
+    row = depth_rows(a.dataset, a.lam, a.pairs, [int(k) for k in a.excluded.split(",")], a.node_limit,
+                     a.greedy_max, a.sibling_nodes)
     ref = row["reference"]
     print(f"{a.dataset} n={row['n']} p={row['p']} lam={a.lam:g}: reference {ref['score']:.6f} ({ref['status']}, "
           f"{ref['nodes']} nodes, {ref['seconds']} s)")
@@ -102,6 +212,17 @@ def main(argv=None):
               f"largest {t['largest']:.4f}")
     for e in row["excluded"]:
         print(f"  {e['k']:>5d} strongest fixed out: root bound {e['bound']:.4f}")
+    e = row.get("exclusion_orders")
+    if e is not None:
+        print(f"  features fixed out until the root bound reaches the reference: {e['static']} in the root's order, "
+              f"{e['resolved'] if e['resolved'] is not None else '> ' + str(e['greedy_max'])} re-solved after each")
+    if "siblings" in row:
+        print(f"  first {row['siblings']['nodes']} nodes, node relaxations by features fixed in:")
+        for d in row["siblings"]["depths"]:
+            print(f"    {d['fixed_in']} in: {d['relaxed']} relaxed, {d['closed_by_relaxation']} closed by their own "
+                  f"({d['relaxation_ms']} ms); {d['with_sibling']} with a sibling before, whose dual point closes "
+                  f"{d['closed_by_sibling']} ({d['closed_by_sibling_only']} that their own does not; "
+                  f"{d['sibling_bound_ms']} ms)")
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(row, fh, indent=1)
