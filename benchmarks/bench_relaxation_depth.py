@@ -45,6 +45,7 @@ import json
 import os
 import sys
 import time
+from unittest import mock
 
 import numpy as np
 
@@ -125,7 +126,7 @@ def exclusion_orders(score, s, ref, order, greedy_max):
                 lo = mid
         static = hi
     free, warm, out = np.arange(p), None, []
-    for k in range(greedy_max + 1):
+    for _ in range(greedy_max + 1):
         b, warm, a = bound(free, warm)
         if b >= ref or free.size <= s:
             break
@@ -149,26 +150,25 @@ def sibling_rows(score, s, nodes, solver_params=None, keep_nodes=False):
     last, rec = {}, []
 
     def recorded(self, F, C, m, warm=None, close_at=None):
-        # siblings share their parent's warm start object: its id keys the last sibling's alpha
+        # siblings share their parent's warm start object: it keys the last sibling's alpha, and is
+        # kept beside it so that its id is never reused by another parent's
         key = id(warm) if warm is not None else None
-        sib = last.get(key)
+        entry = last.get(key)
+        sib = entry[1] if entry is not None and entry[0] is warm else None
         t0 = time.perf_counter()
         b_sib = self._dual_node(sib, F, C, m)[0] if sib is not None else -np.inf
         t1 = time.perf_counter()
         res = orig(self, F, C, m, warm, close_at)
         t2 = time.perf_counter()
         if key is not None:
-            last[key] = self._relax_alphas[-1]
+            last[key] = (warm, self._relax_alphas[-1])
         bar = close_at if close_at is not None else np.inf
         node = (np.asarray(F).tolist(), np.asarray(C).tolist(), int(m), float(b_sib)) if keep_nodes else None
         rec.append((len(F), sib is not None, b_sib >= bar, res[0] >= bar, t1 - t0, t2 - t1, node))
         return res
 
-    OASession._relax_node = recorded
-    try:
+    with mock.patch.object(OASession, "_relax_node", recorded):
         registry().solver("highs")(node_limit=nodes, **(solver_params or {})).session(score, s).solve()
-    finally:
-        OASession._relax_node = orig
     rows = []
     for d in sorted({r[0] for r in rec}):
         x = [r for r in rec if r[0] == d]
