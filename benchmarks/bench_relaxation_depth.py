@@ -102,6 +102,11 @@ def depth_rows(dataset, lam, pairs, excluded, node_limit, greedy_max=0, sibling_
     return out
 
 
+#: At most this many nodes for ``--sibling-nodes``: the row keeps a record of every relaxed node and
+#: the dual point of every parent (a few KB each) until the search ends.
+MAX_SIBLING_NODES = 200_000
+
+
 def exclusion_orders(score, s, ref, order, greedy_max):
     """The ``exclusion_orders`` row: features fixed out until the root bound reaches ``ref``, in the
     static ``order`` (the root's, by bisection) and re-solved after each exclusion (a dict)."""
@@ -198,6 +203,9 @@ def main(argv=None):
                     help="nodes of the search bounded from their previous sibling too (0: skip)")
     ap.add_argument("--out", default=None, help="write the rows as JSON")
     a = ap.parse_args(argv)
+    if not 0 <= a.sibling_nodes <= MAX_SIBLING_NODES:
+        ap.error(f"--sibling-nodes must be in 0..{MAX_SIBLING_NODES} (each relaxed node and parent is kept in "
+                 f"memory while the row is made); pass a smaller count")
     row = depth_rows(a.dataset, a.lam, a.pairs, [int(k) for k in a.excluded.split(",")], a.node_limit,
                      a.greedy_max, a.sibling_nodes)
     ref = row["reference"]
