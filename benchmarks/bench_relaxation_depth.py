@@ -31,11 +31,20 @@ Session 17 added two rows on what the children's order and their bounds could st
   relaxation, the share the sibling's point alone would close, and the median milliseconds of
   each. The search itself is unchanged (the extra bound is only recorded).
 
+Session 18 added a row on whether a stronger convexification could fit at all:
+
+* ``block_room`` (``--block-nodes N``): the first N nodes of the reference's search; per number of
+  features left, the sizes of the candidate sets C of the relaxed nodes; and on a sample of them
+  (every ``--block-every``-th relaxed node and the one with the smallest C), the rank of X_C and
+  how many single features and pairs of C could carry a positive semidefinite block of
+  ``X_C^T X_C`` for a perspective (diagonal) or pairwise (2 x 2) convexification
+  (:func:`block_room`). None can when the null space of X_C reaches every feature and pair.
+
 Bounds and counts are deterministic; seconds are wall clock.
 
     python benchmarks/bench_relaxation_depth.py [--dataset gravier] [--lam 10] [--pairs 3]
         [--excluded 0,10,30,100,300,1000] [--node-limit 300000] [--greedy-max 0]
-        [--sibling-nodes 0] [--out rows.json]
+        [--sibling-nodes 0] [--block-nodes 0] [--block-every 1000] [--out rows.json]
 """
 
 from __future__ import annotations
@@ -60,9 +69,11 @@ def make_score(dataset, lam, standardize="standardize"):
     return trial.oracle("highs").score, trial.s
 
 
-def depth_rows(dataset, lam, pairs, excluded, node_limit, greedy_max=0, sibling_nodes=0):
+def depth_rows(dataset, lam, pairs, excluded, node_limit, greedy_max=0, sibling_nodes=0, block_nodes=0,
+               block_every=1000):
     """The rows of the module docstring for one data set (a dict, JSON-ready); the session-17
-    rows only with ``greedy_max`` > 0, resp. ``sibling_nodes`` > 0."""
+    rows only with ``greedy_max`` > 0, resp. ``sibling_nodes`` > 0, the session-18 row only with
+    ``block_nodes`` > 0."""
     from dpbench.bench.registry import registry
     from dpbench.core.oracle.relaxation import relaxation_bound
 
@@ -99,6 +110,8 @@ def depth_rows(dataset, lam, pairs, excluded, node_limit, greedy_max=0, sibling_
         out["exclusion_orders"] = exclusion_orders(score, s, ref, order, greedy_max)
     if sibling_nodes > 0:
         out["siblings"] = sibling_rows(score, s, sibling_nodes)
+    if block_nodes > 0:
+        out["block_room"] = block_rows(score, s, block_nodes, block_every)
     return out
 
 
@@ -190,6 +203,113 @@ def sibling_rows(score, s, nodes, solver_params=None, keep_nodes=False):
     return out
 
 
+#: At most this many candidates for :func:`block_room` (its projector is |C| x |C| float64: 128 MB at
+#: 4 000) and this many nodes for ``--block-nodes`` (each relaxed node's |C| and m are kept).
+MAX_BLOCK_FEATURES = 4_000
+MAX_BLOCK_NODES = 1_000_000
+
+
+def block_room(XC, tol=1e-8):
+    """Which features and pairs of a node's candidates could carry a convexified block of their Gram matrix.
+
+    A perspective (diagonal) or pairwise (2 x 2) convexification of the node relaxation splits
+    ``Q = X_C^T X_C = (Q - E) + E``, with E a sum of positive semidefinite blocks on single
+    features or pairs, each block then replaced by its convex hull with the features' indicators
+    (Atamtürk & Gómez, "Rank-one convexification for sparse regression", 2019, and their 2 x 2
+    work; Dong, Chen & Linderoth 2015 for the diagonal). The split is valid only if ``Q - E`` is
+    positive semidefinite. Then every v in the null space of X_C has ``v^T E v <= v^T Q v = 0``, so
+    each block E_B (B a feature or a pair) annihilates the rows B of a null-space basis N. When
+    those rows span ``R^|B|``, ``E_B = 0``: the block cannot strengthen anything. With
+    ``P = N N^T`` the projector on the null space, the rows B span ``R^|B|`` iff ``P_BB`` is
+    nonsingular: ``P_ii > 0`` for a feature, ``P_ii P_jj - P_ij^2 > 0`` for a pair. At a node
+    with features F fixed in, the Gram matrix is ``X_C^T M_F X_C`` with ``M_F`` nonsingular
+    (docs/methods/score.md), whose null space is that of X_C: the same test applies.
+
+    Parameters
+    ----------
+    XC : ndarray (n, c), float64
+        The candidate columns. ``c <= MAX_BLOCK_FEATURES``.
+    tol : float
+        A feature is free when ``P_ii <= tol``; a pair when one of its features is free or
+        ``det P_BB <= tol P_ii P_jj`` (the relative determinant, in [0, 1], is 1 when the two rows
+        of N are orthogonal).
+
+    Returns
+    -------
+    dict
+        ``size`` c, ``rank`` of X_C (numpy's default tolerance), ``null_dim``, ``free_features``
+        and ``free_pairs`` (how many could carry a nonzero block) and ``min_relative_det`` over
+        the pairs of features that are not free themselves (None when there are fewer than two).
+
+    Raises
+    ------
+    ValueError
+        If c exceeds ``MAX_BLOCK_FEATURES``.
+    """
+    n, c = XC.shape
+    if c > MAX_BLOCK_FEATURES:
+        raise ValueError(f"block_room: {c} candidates, at most {MAX_BLOCK_FEATURES} (the projector is c x c)")
+    _, sv, Vt = np.linalg.svd(XC, full_matrices=False)
+    rank = int((sv > sv[0] * max(n, c) * np.finfo(np.float64).eps).sum()) if sv.size else 0
+    V = Vt[:rank].T
+    P = -(V @ V.T)  # I - V V^T, the projector on the null space
+    P[np.diag_indices(c)] += 1.0
+    d = np.diag(P).copy()
+    bound = d > tol
+    free_pairs, min_rel = 0, np.inf
+    for a in range(0, c, 512):  # rows in blocks: at most 512 x c temporaries
+        rows = np.arange(a, min(a + 512, c))
+        det = d[rows, None] * d[None, :] - P[rows] ** 2
+        upper = np.arange(c)[None, :] > rows[:, None]
+        both = upper & bound[rows, None] & bound[None, :]
+        # a pair holding a free feature is free (its determinant is rounding noise then)
+        free_pairs += int((upper & ~both).sum() + (both & (det <= tol * d[rows, None] * d[None, :])).sum())
+        if both.any():
+            min_rel = min(min_rel, float((det[both] / (d[rows, None] * d[None, :])[both]).min()))
+    return {"size": c, "rank": rank, "null_dim": c - rank, "free_features": int((~bound).sum()),
+            "free_pairs": free_pairs, "min_relative_det": None if not np.isfinite(min_rel) else min_rel}
+
+
+def block_rows(score, s, nodes, every=1000, solver_params=None):
+    """The ``block_room`` row: the first ``nodes`` nodes of the instance's optimum search (a dict).
+
+    ``sizes``: per number of features left (m), the relaxed nodes, how many have ``|C| <= n + 1``
+    (only there can the null space of X_C miss a pair: elsewhere its dimension is at least 2), and
+    the quantiles of their |C|.
+    ``sampled``: :func:`block_room` of every ``every``-th relaxed node and of the smallest one
+    (``fixed_in``, ``m`` and the node's index among the relaxed nodes beside it). The search is
+    unchanged; only the candidate columns of the sampled nodes are kept.
+    """
+    from dpbench.bench.registry import registry
+    from dpbench.core.oracle import OASession
+
+    orig = OASession._relax_node
+    seen, kept, smallest = [], [], {}
+
+    def recorded(self, F, C, m, warm=None, close_at=None):
+        i = len(seen)
+        seen.append((int(m), int(np.size(C))))
+        # the session may be a restricted copy over the screened survivors: its own score holds C's columns
+        node = {"node": i, "fixed_in": int(np.size(F)), "m": int(m)}
+        if i % every == 0:
+            kept.append((node, np.array(self.score.X[:, C])))
+        if not smallest or np.size(C) < smallest["XC"].shape[1]:
+            smallest.update(node=node, XC=np.array(self.score.X[:, C]))
+        return orig(self, F, C, m, warm, close_at)
+
+    with mock.patch.object(OASession, "_relax_node", recorded):
+        registry().solver("highs")(node_limit=nodes, **(solver_params or {})).session(score, s).solve()
+    sizes = []
+    for m in sorted({x[0] for x in seen}):
+        c = np.array([x[1] for x in seen if x[0] == m])
+        sizes.append({"m": m, "relaxed": int(c.size), "at_most_n_plus_1": int((c <= score.n + 1).sum()), "min": int(c.min()),
+                      "q10": float(np.percentile(c, 10)), "median": float(np.median(c)), "max": int(c.max())})
+    if smallest and all(k[0]["node"] != smallest["node"]["node"] for k in kept):
+        kept.append((smallest["node"], smallest["XC"]))
+    sampled = [dict(node, **block_room(XC)) for node, XC in sorted(kept, key=lambda k: k[0]["node"])]
+    return {"nodes": nodes, "every": every, "sizes": sizes, "sampled": sampled}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="gravier")
@@ -201,13 +321,19 @@ def main(argv=None):
                     help="at most this many re-solved exclusions (0: skip the exclusion_orders row)")
     ap.add_argument("--sibling-nodes", type=int, default=0,
                     help="nodes of the search bounded from their previous sibling too (0: skip)")
+    ap.add_argument("--block-nodes", type=int, default=0,
+                    help="nodes of the search whose candidate sets are checked for convexified blocks (0: skip)")
+    ap.add_argument("--block-every", type=int, default=1000, help="check every this-many-th relaxed node")
     ap.add_argument("--out", default=None, help="write the rows as JSON")
     a = ap.parse_args(argv)
     if not 0 <= a.sibling_nodes <= MAX_SIBLING_NODES:
         ap.error(f"--sibling-nodes must be in 0..{MAX_SIBLING_NODES} (each relaxed node and parent is kept in "
                  f"memory while the row is made); pass a smaller count")
+    if not 0 <= a.block_nodes <= MAX_BLOCK_NODES or a.block_every < 1:
+        ap.error(f"--block-nodes must be in 0..{MAX_BLOCK_NODES} and --block-every at least 1; pass smaller or "
+                 f"positive counts")
     row = depth_rows(a.dataset, a.lam, a.pairs, [int(k) for k in a.excluded.split(",")], a.node_limit,
-                     a.greedy_max, a.sibling_nodes)
+                     a.greedy_max, a.sibling_nodes, a.block_nodes, a.block_every)
     ref = row["reference"]
     print(f"{a.dataset} n={row['n']} p={row['p']} lam={a.lam:g}: reference {ref['score']:.6f} ({ref['status']}, "
           f"{ref['nodes']} nodes, {ref['seconds']} s)")
@@ -231,6 +357,17 @@ def main(argv=None):
                   f"({d['relaxation_ms']} ms); {d['with_sibling']} with a sibling before, whose dual point closes "
                   f"{d['closed_by_sibling']} ({d['closed_by_sibling_only']} that their own does not; "
                   f"{d['sibling_bound_ms']} ms)")
+    if "block_room" in row:
+        b = row["block_room"]
+        print(f"  first {b['nodes']} nodes, candidates of the relaxed nodes by features left:")
+        for z in b["sizes"]:
+            print(f"    m = {z['m']}: {z['relaxed']} relaxed ({z['at_most_n_plus_1']} with |C| <= n + 1), "
+                  f"|C| min {z['min']}, q10 {z['q10']:g}, "
+                  f"median {z['median']:g}, max {z['max']}")
+        for z in b["sampled"]:
+            print(f"    node {z['node']} ({z['fixed_in']} in, m = {z['m']}): |C| {z['size']}, rank {z['rank']}, "
+                  f"null space {z['null_dim']}; features free for a block {z['free_features']}, pairs "
+                  f"{z['free_pairs']} (smallest relative determinant {z['min_relative_det']})")
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(row, fh, indent=1)

@@ -76,3 +76,71 @@ def test_sibling_bounds_are_valid_and_counted():
     for d in depths:
         assert d["closed_by_relaxation"] <= d["relaxed"] and d["with_sibling"] <= d["relaxed"]
         assert d["closed_by_sibling_only"] <= d["closed_by_sibling"] <= d["with_sibling"]
+
+
+def _fits(XC, B, E):
+    """Whether t E (a PSD block on the features B) fits under X_C^T X_C for some t > 0: the
+    smallest eigenvalue of X_C^T X_C - t E stays >= 0 for a small t (checked directly)."""
+    G = XC.T @ XC
+    full = np.zeros_like(G)
+    full[np.ix_(B, B)] = E
+    t = 1e-6 * np.linalg.norm(G, 2)
+    return np.linalg.eigvalsh(G - t * full).min() >= -1e-9 * np.linalg.norm(G, 2)
+
+
+def test_block_room_full_column_rank_leaves_every_block_free():
+    """With X_C of full column rank the null space is {0}: every feature and pair may carry a block."""
+    bench = benchmark_module("bench_relaxation_depth")
+    XC = np.random.default_rng(0).standard_normal((9, 5))
+    r = bench.block_room(XC)
+    assert (r["rank"], r["null_dim"], r["free_features"], r["free_pairs"]) == (5, 0, 5, 10)
+    assert r["min_relative_det"] is None
+    assert _fits(XC, [1, 3], np.ones((2, 2)))
+
+
+def test_block_room_wide_matrix_leaves_no_block_and_no_block_fits():
+    """p > n + 1 in general position: the null space reaches every feature and pair, so no nonzero
+    PSD block fits under the Gram matrix; the eigenvalues confirm it for every single feature and
+    for every pair with a random PSD block."""
+    bench = benchmark_module("bench_relaxation_depth")
+    rng = np.random.default_rng(1)
+    XC = rng.standard_normal((5, 8))
+    r = bench.block_room(XC)
+    assert (r["rank"], r["null_dim"], r["free_features"], r["free_pairs"]) == (5, 3, 0, 0)
+    assert 0 < r["min_relative_det"] <= 1
+    for i in range(8):
+        assert not _fits(XC, [i], np.ones((1, 1)))
+    for i, j in itertools.combinations(range(8), 2):
+        L = rng.standard_normal((2, 2))
+        assert not _fits(XC, [i, j], L @ L.T)
+
+
+def test_block_room_finds_the_one_feature_outside_the_null_space():
+    """A column on rows of its own is outside every null vector: it and each of its pairs are free
+    (and its diagonal block fits), the other features and pairs are not."""
+    bench = benchmark_module("bench_relaxation_depth")
+    rng = np.random.default_rng(2)
+    XC = np.zeros((5, 7))
+    XC[:4, :6] = rng.standard_normal((4, 6))
+    XC[4, 6] = 1.5
+    r = bench.block_room(XC)
+    assert (r["rank"], r["null_dim"], r["free_features"], r["free_pairs"]) == (5, 2, 1, 6)
+    assert _fits(XC, [6], np.ones((1, 1)))
+    assert not _fits(XC, [0], np.ones((1, 1)))
+
+
+def test_block_rows_sample_the_search():
+    """On hitters (p = 19 < n) every sampled node has a null space of dimension 0, so all its
+    features and pairs are free; the sizes cover every relaxed node and the smallest is sampled."""
+    bench = benchmark_module("bench_relaxation_depth")
+    score, s = bench.make_score("hitters", 10.0)
+    row = bench.block_rows(score, s, 500, every=3,
+                           solver_params={"enum_limit": 0, "leaf_limit": 1, "open_pairs": 0})
+    assert row["sampled"], "no node was relaxed: the test exercises nothing"
+    relaxed = sum(z["relaxed"] for z in row["sizes"])
+    assert len(row["sampled"]) in ((relaxed + 2) // 3, (relaxed + 2) // 3 + 1)
+    assert min(z["size"] for z in row["sampled"]) == min(z["min"] for z in row["sizes"])
+    assert all(z["at_most_n_plus_1"] == z["relaxed"] for z in row["sizes"])  # |C| <= 19 < n
+    for z in row["sampled"]:
+        c = z["size"]
+        assert (z["rank"], z["null_dim"], z["free_features"], z["free_pairs"]) == (c, 0, c, c * (c - 1) // 2)
