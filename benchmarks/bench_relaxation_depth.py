@@ -40,11 +40,21 @@ Session 18 added a row on whether a stronger convexification could fit at all:
   ``X_C^T X_C`` for a perspective (diagonal) or pairwise (2 x 2) convexification
   (:func:`block_room`). None can when the null space of X_C reaches every feature and pair.
 
-Bounds and counts are deterministic; seconds are wall clock.
+* ``sdp`` (``--sdp-nodes K``; needs ``cvxpy``, which is not a dependency): the first K nodes of
+  the search with two features left, at most ``--sdp-features`` candidates, and left open by their
+  own k-support relaxation; per node the bar, that relaxation's bound, a semidefinite bound
+  (:func:`sdp_bound`: Shor's lifting with the perspective and radius constraints) and the node's
+  exact minimum (every pair scored); on the first ``--sdp-l1-nodes`` of them also with the lifted
+  l1 cardinality constraint. Whether a far costlier convex bound would close the nodes that the
+  k-support bound leaves open.
+
+Bounds and counts are deterministic (the semidefinite bounds to the solver's tolerance); seconds
+are wall clock.
 
     python benchmarks/bench_relaxation_depth.py [--dataset gravier] [--lam 10] [--pairs 3]
         [--excluded 0,10,30,100,300,1000] [--node-limit 300000] [--greedy-max 0]
-        [--sibling-nodes 0] [--block-nodes 0] [--block-every 1000] [--out rows.json]
+        [--sibling-nodes 0] [--block-nodes 0] [--block-every 1000] [--sdp-nodes 0]
+        [--sdp-features 230] [--sdp-l1-nodes 0] [--out rows.json]
 """
 
 from __future__ import annotations
@@ -70,10 +80,10 @@ def make_score(dataset, lam, standardize="standardize"):
 
 
 def depth_rows(dataset, lam, pairs, excluded, node_limit, greedy_max=0, sibling_nodes=0, block_nodes=0,
-               block_every=1000):
+               block_every=1000, sdp_nodes=0, sdp_features=230, sdp_l1_nodes=0):
     """The rows of the module docstring for one data set (a dict, JSON-ready); the session-17
-    rows only with ``greedy_max`` > 0, resp. ``sibling_nodes`` > 0, the session-18 row only with
-    ``block_nodes`` > 0."""
+    rows only with ``greedy_max`` > 0, resp. ``sibling_nodes`` > 0, the session-18 rows only with
+    ``block_nodes`` > 0, resp. ``sdp_nodes`` > 0."""
     from dpbench.bench.registry import registry
     from dpbench.core.oracle.relaxation import relaxation_bound
 
@@ -112,6 +122,8 @@ def depth_rows(dataset, lam, pairs, excluded, node_limit, greedy_max=0, sibling_
         out["siblings"] = sibling_rows(score, s, sibling_nodes)
     if block_nodes > 0:
         out["block_room"] = block_rows(score, s, block_nodes, block_every)
+    if sdp_nodes > 0:
+        out["sdp"] = sdp_rows(score, s, node_limit, sdp_nodes, sdp_features, l1_count=sdp_l1_nodes)
     return out
 
 
@@ -310,6 +322,123 @@ def block_rows(score, s, nodes, every=1000, solver_params=None):
     return {"nodes": nodes, "every": every, "sizes": sizes, "sampled": sampled}
 
 
+#: At most this many nodes for ``--sdp-nodes`` and this many candidates per node: the semidefinite
+#: solve has a (|F| + |C| + 1)-square matrix variable (gravier, |C| = 201-230, SCS: 5-17 s, 33-122 s
+#: with the l1 constraint).
+MAX_SDP_NODES = 20
+MAX_SDP_FEATURES = 300
+
+
+def sdp_bound(XF, XC, y, lam, r, m, solver="SCS", l1=False):
+    """A semidefinite lower bound on the ridge score over the supports F ∪ A, A ⊂ C, |A| = m.
+
+    With ``X = [X_F, X_C]`` (k = f + c columns), the score of a support S is
+    ``min ||y - X beta||^2 + lam ||beta||^2`` over beta supported on S with ``||beta|| <= r``
+    (docs/methods/score.md). Shor's lifting (Shor 1987) replaces ``beta beta^T`` by a matrix B
+    with ``[[B, beta], [beta^T, 1]]`` positive semidefinite, so the objective becomes linear,
+    ``y^T y - 2 y^T X beta + <X^T X + lam I, B>``; the indicators z of C enter through the
+    perspective constraints ``beta_i^2 <= B_ii z_i`` (Frangioni & Gentile 2006) and
+    ``B_ii <= r^2 z_i``, with ``sum z = m``, ``0 <= z <= 1`` and ``trace B <= r^2``. Every support
+    of the node gives a feasible point (``B = beta beta^T``, z its indicator), so the optimum is a
+    lower bound. It is at least the k-support bound: its projection onto beta lies in the
+    perspective relaxation's set with the same radius, and ``<X^T X, B> >= beta^T X^T X beta``.
+
+    With ``l1``, also ``sum_ij |B_ij| <= (f + m) trace B``: at a support's point this reads
+    ``||beta||_1^2 <= (f + m) ||beta||_2^2``, true for every vector with f + m nonzeros. It is the
+    cardinality constraint of d'Aspremont, El Ghaoui, Jordan & Lanckriet's semidefinite relaxation
+    of sparse PCA (SIAM Review 2007). Not separable, it can bind where the null space of X
+    leaves the rest slack; it costs c^2 more variables.
+
+    Parameters
+    ----------
+    XF : ndarray (n, f), float64
+        Columns of the fixed-in features.
+    XC : ndarray (n, c), float64
+        Columns of the candidates.
+    y : ndarray (n,), float64
+    lam : float >= 0
+    r : float > 0
+    m : int
+        Candidates a support takes, ``0 < m <= c``.
+    solver : str
+        A cvxpy solver name that handles semidefinite cones ("SCS", "CLARABEL").
+    l1 : bool
+        Add the lifted l1 cardinality constraint.
+
+    Returns
+    -------
+    value : float
+        The solver's optimal value (a bound only up to its tolerance).
+    status : str
+        cvxpy's status ("optimal", "optimal_inaccurate", ...).
+
+    Raises
+    ------
+    ImportError
+        If cvxpy is not installed.
+    """
+    import cvxpy as cp
+
+    X = np.hstack([XF, XC])
+    f, c = XF.shape[1], XC.shape[1]
+    k = f + c
+    beta = cp.Variable(k)
+    B = cp.Variable((k, k), symmetric=True)
+    z = cp.Variable(c)
+    col = cp.reshape(beta, (k, 1), order="F")
+    lifted = cp.bmat([[B, col], [col.T, np.ones((1, 1))]])
+    cons = [lifted >> 0, cp.trace(B) <= r * r, z >= 0, z <= 1, cp.sum(z) == m]
+    for i in range(c):
+        cons += [cp.quad_over_lin(beta[f + i], z[i]) <= B[f + i, f + i], B[f + i, f + i] <= r * r * z[i]]
+    if l1:
+        cons.append(cp.sum(cp.abs(B)) <= (f + m) * cp.trace(B))
+    Q = X.T @ X + lam * np.eye(k)
+    prob = cp.Problem(cp.Minimize(float(y @ y) - 2 * (X.T @ y) @ beta + cp.trace(Q @ B)), cons)
+    prob.solve(solver=solver)
+    return float(prob.value), str(prob.status)
+
+
+def sdp_rows(score, s, nodes, count, max_features=230, solver_params=None, l1_count=0):
+    """The ``sdp`` row: the first ``count`` nodes of the instance's optimum search (within ``nodes``
+    nodes) with two features left, at most ``max_features`` candidates and left open by their own
+    relaxation; per node the bar, the k-support bound, :func:`sdp_bound` and the exact minimum;
+    on the first ``l1_count`` of them also :func:`sdp_bound` with ``l1`` (``sdp_l1``)."""
+    import itertools
+
+    from dpbench.bench.registry import registry
+    from dpbench.core.oracle import OASession
+
+    orig = OASession._relax_node
+    kept = []
+
+    def recorded(self, F, C, m, warm=None, close_at=None):
+        res = orig(self, F, C, m, warm, close_at)
+        if (m == 2 and np.size(C) <= max_features and len(kept) < count and close_at is not None
+                and res[0] < close_at):
+            sc = self.score  # possibly a restricted copy: its own columns
+            kept.append((np.array(sc.X[:, F]), np.array(sc.X[:, C]), sc, float(close_at), float(res[0])))
+        return res
+
+    with mock.patch.object(OASession, "_relax_node", recorded):
+        registry().solver("highs")(node_limit=nodes, **(solver_params or {})).session(score, s).solve()
+    out = []
+    for XF, XC, sc, bar, own in kept:
+        f, c = XF.shape[1], XC.shape[1]
+        sub = type(sc)(np.hstack([XF, XC]), sc.y, lam=sc.lam, r=sc.r)
+        pairs = np.array(list(itertools.combinations(range(f, f + c), 2)), dtype=np.int64)
+        S = np.hstack([np.broadcast_to(np.arange(f), (pairs.shape[0], f)), pairs])
+        exact = float(sub(S).min())
+        t0 = time.perf_counter()
+        value, status = sdp_bound(XF, XC, sc.y, sc.lam, sc.r, 2)
+        out.append({"candidates": c, "bar": bar, "k_support": own, "sdp": value, "sdp_status": status,
+                    "sdp_seconds": round(time.perf_counter() - t0, 1), "exact": exact})
+        if len(out) <= l1_count:
+            t0 = time.perf_counter()
+            value, status = sdp_bound(XF, XC, sc.y, sc.lam, sc.r, 2, l1=True)
+            out[-1].update(sdp_l1=value, sdp_l1_status=status, sdp_l1_seconds=round(time.perf_counter() - t0, 1))
+    return {"nodes": nodes, "max_features": max_features, "open_nodes": out}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="gravier")
@@ -324,6 +453,12 @@ def main(argv=None):
     ap.add_argument("--block-nodes", type=int, default=0,
                     help="nodes of the search whose candidate sets are checked for convexified blocks (0: skip)")
     ap.add_argument("--block-every", type=int, default=1000, help="check every this-many-th relaxed node")
+    ap.add_argument("--sdp-nodes", type=int, default=0,
+                    help="open nodes with two features left bounded by a semidefinite relaxation too (0: skip; "
+                         "needs cvxpy)")
+    ap.add_argument("--sdp-features", type=int, default=230, help="at most this many candidates in such a node")
+    ap.add_argument("--sdp-l1-nodes", type=int, default=0,
+                    help="the first this many of them also with the lifted l1 constraint (up to minutes each)")
     ap.add_argument("--out", default=None, help="write the rows as JSON")
     a = ap.parse_args(argv)
     if not 0 <= a.sibling_nodes <= MAX_SIBLING_NODES:
@@ -332,8 +467,19 @@ def main(argv=None):
     if not 0 <= a.block_nodes <= MAX_BLOCK_NODES or a.block_every < 1:
         ap.error(f"--block-nodes must be in 0..{MAX_BLOCK_NODES} and --block-every at least 1; pass smaller or "
                  f"positive counts")
+    if (not 0 <= a.sdp_nodes <= MAX_SDP_NODES or not 2 <= a.sdp_features <= MAX_SDP_FEATURES
+            or not 0 <= a.sdp_l1_nodes <= a.sdp_nodes):
+        ap.error(f"--sdp-nodes must be in 0..{MAX_SDP_NODES}, --sdp-features in 2..{MAX_SDP_FEATURES} and "
+                 f"--sdp-l1-nodes in 0..--sdp-nodes (one semidefinite solve per node, its matrix "
+                 f"(|F| + |C| + 1)-square); pass smaller counts")
+    if a.sdp_nodes:
+        try:
+            import cvxpy  # noqa: F401
+        except ImportError:
+            ap.error("--sdp-nodes needs cvxpy, which is not a dependency of dpbench; pip install cvxpy, or drop the flag")
     row = depth_rows(a.dataset, a.lam, a.pairs, [int(k) for k in a.excluded.split(",")], a.node_limit,
-                     a.greedy_max, a.sibling_nodes, a.block_nodes, a.block_every)
+                     a.greedy_max, a.sibling_nodes, a.block_nodes, a.block_every, a.sdp_nodes, a.sdp_features,
+                     a.sdp_l1_nodes)
     ref = row["reference"]
     print(f"{a.dataset} n={row['n']} p={row['p']} lam={a.lam:g}: reference {ref['score']:.6f} ({ref['status']}, "
           f"{ref['nodes']} nodes, {ref['seconds']} s)")
@@ -368,6 +514,14 @@ def main(argv=None):
             print(f"    node {z['node']} ({z['fixed_in']} in, m = {z['m']}): |C| {z['size']}, rank {z['rank']}, "
                   f"null space {z['null_dim']}; features free for a block {z['free_features']}, pairs "
                   f"{z['free_pairs']} (smallest relative determinant {z['min_relative_det']})")
+    if "sdp" in row:
+        print(f"  open nodes with two features left and at most {row['sdp']['max_features']} candidates:")
+        for z in row["sdp"]["open_nodes"]:
+            print(f"    |C| {z['candidates']}: bar {z['bar']:.4f}, k-support {z['k_support']:.4f}, semidefinite "
+                  f"{z['sdp']:.4f} ({z['sdp_status']}, {z['sdp_seconds']} s), exact minimum {z['exact']:.4f}")
+            if "sdp_l1" in z:
+                print(f"      with the lifted l1 constraint: {z['sdp_l1']:.4f} ({z['sdp_l1_status']}, "
+                      f"{z['sdp_l1_seconds']} s)")
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(row, fh, indent=1)

@@ -144,3 +144,41 @@ def test_block_rows_sample_the_search():
     for z in row["sampled"]:
         c = z["size"]
         assert (z["rank"], z["null_dim"], z["free_features"], z["free_pairs"]) == (c, 0, c, c * (c - 1) // 2)
+
+
+def test_sdp_bound_lies_between_the_k_support_bound_and_the_exact_minimum():
+    """On small random nodes the semidefinite bound is valid (at most the exact minimum over the
+    node's supports, brute force) and at least the k-support bound, as its docstring proves; the
+    lifted l1 constraint only raises it and keeps it valid."""
+    pytest.importorskip("cvxpy")
+    from dpbench.core.oracle.relaxation import relaxation_bound
+    from dpbench.core.score import RidgeScore
+
+    bench = benchmark_module("bench_relaxation_depth")
+    rng = np.random.default_rng(3)
+    for n, c in ((6, 7), (10, 5)):  # more candidates than rows, and fewer
+        X = rng.standard_normal((n, 1 + c)) * 0.3
+        y = X[:, :3] @ np.array([0.5, -0.4, 0.3]) + 0.1 * rng.standard_normal(n)
+        score = RidgeScore(X, y, lam=0.5, r=1.1)
+        F, C = np.array([0]), np.arange(1, 1 + c)
+        exact = _min_score(score, F, C, 2)
+        ks = relaxation_bound(score, F, [(C, 2)], method="prox")[0]
+        sdp, status = bench.sdp_bound(X[:, F], X[:, C], y, 0.5, 1.1, 2, solver="CLARABEL")
+        sdp_l1, status_l1 = bench.sdp_bound(X[:, F], X[:, C], y, 0.5, 1.1, 2, solver="CLARABEL", l1=True)
+        assert status == status_l1 == "optimal"
+        tol = 1e-6 * abs(exact)
+        assert ks <= sdp + tol and sdp <= sdp_l1 + tol and sdp_l1 <= exact + tol, (ks, sdp, sdp_l1, exact)
+
+
+def test_sdp_rows_keep_open_nodes_and_bound_them_validly():
+    """The row keeps nodes with two features left that their own relaxation leaves open, and on each
+    the semidefinite bound (SCS, to its tolerance) lies between the k-support bound and the exact
+    minimum; small enumeration limits make hitters' search relax such nodes."""
+    pytest.importorskip("cvxpy")
+    bench = benchmark_module("bench_relaxation_depth")
+    score, s = bench.make_score("hitters", 10.0)
+    row = bench.sdp_rows(score, s, 500, 3, solver_params={"enum_limit": 0, "leaf_limit": 1, "open_pairs": 0})
+    assert len(row["open_nodes"]) == 3
+    for z in row["open_nodes"]:
+        assert z["k_support"] < z["bar"] and z["candidates"] <= 230
+        assert z["k_support"] <= z["sdp"] * (1 + 1e-4) and z["sdp"] <= z["exact"] * (1 + 1e-4)
