@@ -216,9 +216,11 @@ def sibling_rows(score, s, nodes, solver_params=None, keep_nodes=False):
 
 
 #: At most this many candidates for :func:`block_room` (its projector is |C| x |C| float64: 128 MB at
-#: 4 000) and this many nodes for ``--block-nodes`` (each relaxed node's |C| and m are kept).
+#: 4 000), this many nodes for ``--block-nodes`` (each relaxed node's |C| and m are kept) and this
+#: many sampled nodes (the candidate columns of each are kept until the search ends).
 MAX_BLOCK_FEATURES = 4_000
 MAX_BLOCK_NODES = 1_000_000
+MAX_BLOCK_SAMPLES = 200
 
 
 def block_room(XC, tol=1e-8):
@@ -289,14 +291,16 @@ def block_rows(score, s, nodes, every=1000, solver_params=None):
     (only there can the null space of X_C miss a pair: elsewhere its dimension is at least 2), and
     the quantiles of their |C|.
     ``sampled``: :func:`block_room` of every ``every``-th relaxed node and of the smallest one
-    (``fixed_in``, ``m`` and the node's index among the relaxed nodes beside it). The search is
-    unchanged; only the candidate columns of the sampled nodes are kept.
+    (``fixed_in``, ``m`` and the node's index among the relaxed nodes beside it), at most
+    ``MAX_BLOCK_SAMPLES`` of them, none with more than ``MAX_BLOCK_FEATURES`` candidates
+    (``too_large`` counts the nodes passed over for that). The search is unchanged; only the
+    candidate columns of the sampled nodes are kept.
     """
     from dpbench.bench.registry import registry
     from dpbench.core.oracle import OASession
 
     orig = OASession._relax_node
-    seen, kept, smallest = [], [], {}
+    seen, kept, smallest, too_large = [], [], {}, []
 
     def recorded(self, F, C, m, warm=None, close_at=None):
         i = len(seen)
@@ -304,8 +308,11 @@ def block_rows(score, s, nodes, every=1000, solver_params=None):
         # the session may be a restricted copy over the screened survivors: its own score holds C's columns
         node = {"node": i, "fixed_in": int(np.size(F)), "m": int(m)}
         if i % every == 0:
-            kept.append((node, np.array(self.score.X[:, C])))
-        if not smallest or np.size(C) < smallest["XC"].shape[1]:
+            if np.size(C) > MAX_BLOCK_FEATURES:
+                too_large.append(i)
+            elif len(kept) < MAX_BLOCK_SAMPLES:
+                kept.append((node, np.array(self.score.X[:, C])))
+        if np.size(C) <= MAX_BLOCK_FEATURES and (not smallest or np.size(C) < smallest["XC"].shape[1]):
             smallest.update(node=node, XC=np.array(self.score.X[:, C]))
         return orig(self, F, C, m, warm, close_at)
 
@@ -319,7 +326,7 @@ def block_rows(score, s, nodes, every=1000, solver_params=None):
     if smallest and all(k[0]["node"] != smallest["node"]["node"] for k in kept):
         kept.append((smallest["node"], smallest["XC"]))
     sampled = [dict(node, **block_room(XC)) for node, XC in sorted(kept, key=lambda k: k[0]["node"])]
-    return {"nodes": nodes, "every": every, "sizes": sizes, "sampled": sampled}
+    return {"nodes": nodes, "every": every, "sizes": sizes, "sampled": sampled, "too_large": len(too_large)}
 
 
 #: At most this many nodes for ``--sdp-nodes`` and this many candidates per node: the semidefinite
@@ -514,6 +521,9 @@ def main(argv=None):
             print(f"    node {z['node']} ({z['fixed_in']} in, m = {z['m']}): |C| {z['size']}, rank {z['rank']}, "
                   f"null space {z['null_dim']}; features free for a block {z['free_features']}, pairs "
                   f"{z['free_pairs']} (smallest relative determinant {z['min_relative_det']})")
+        if b["too_large"]:
+            print(f"    {b['too_large']} nodes due for a sample had more than {MAX_BLOCK_FEATURES} candidates and "
+                  f"were passed over")
     if "sdp" in row:
         print(f"  open nodes with two features left and at most {row['sdp']['max_features']} candidates:")
         for z in row["sdp"]["open_nodes"]:

@@ -141,6 +141,7 @@ def test_block_rows_sample_the_search():
     assert len(row["sampled"]) in ((relaxed + 2) // 3, (relaxed + 2) // 3 + 1)
     assert min(z["size"] for z in row["sampled"]) == min(z["min"] for z in row["sizes"])
     assert all(z["at_most_n_plus_1"] == z["relaxed"] for z in row["sizes"])  # |C| <= 19 < n
+    assert row["too_large"] == 0
     for z in row["sampled"]:
         c = z["size"]
         assert (z["rank"], z["null_dim"], z["free_features"], z["free_pairs"]) == (c, 0, c, c * (c - 1) // 2)
@@ -182,3 +183,18 @@ def test_sdp_rows_keep_open_nodes_and_bound_them_validly():
     for z in row["open_nodes"]:
         assert z["k_support"] < z["bar"] and z["candidates"] <= 230
         assert z["k_support"] <= z["sdp"] * (1 + 1e-4) and z["sdp"] <= z["exact"] * (1 + 1e-4)
+
+
+def test_block_rows_pass_over_nodes_too_large_for_the_projector(monkeypatch):
+    """Nodes with more candidates than MAX_BLOCK_FEATURES are counted, not sampled (the projector
+    is |C| x |C|), and at most MAX_BLOCK_SAMPLES nodes are kept."""
+    bench = benchmark_module("bench_relaxation_depth")
+    score, s = bench.make_score("hitters", 10.0)
+    params = {"enum_limit": 0, "leaf_limit": 1, "open_pairs": 0}
+    full = bench.block_rows(score, s, 500, every=1, solver_params=params)
+    monkeypatch.setattr(bench, "MAX_BLOCK_FEATURES", 12)
+    monkeypatch.setattr(bench, "MAX_BLOCK_SAMPLES", 3)
+    row = bench.block_rows(score, s, 500, every=1, solver_params=params)
+    big = sum(z["size"] > 12 for z in full["sampled"])
+    assert big > 0 and row["too_large"] == big
+    assert all(z["size"] <= 12 for z in row["sampled"]) and len(row["sampled"]) <= 4  # 3 + the smallest
