@@ -227,16 +227,19 @@ def block_room(XC, tol=1e-8):
     """Which features and pairs of a node's candidates could carry a convexified block of their Gram matrix.
 
     A perspective (diagonal) or pairwise (2 x 2) convexification of the node relaxation splits
-    ``Q = X_C^T X_C = (Q - E) + E``, with E a sum of positive semidefinite blocks on single
-    features or pairs, each block then replaced by its convex hull with the features' indicators
-    (Atamtürk & Gómez, "Rank-one convexification for sparse regression", 2019, and their 2 x 2
-    work; Dong, Chen & Linderoth 2015 for the diagonal). The split is valid only if ``Q - E`` is
-    positive semidefinite. Then every v in the null space of X_C has ``v^T E v <= v^T Q v = 0``, so
-    each block E_B (B a feature or a pair) annihilates the rows B of a null-space basis N. When
-    those rows span ``R^|B|``, ``E_B = 0``: the block cannot strengthen anything. With
-    ``P = N N^T`` the projector on the null space, the rows B span ``R^|B|`` iff ``P_BB`` is
-    nonsingular: ``P_ii > 0`` for a feature, ``P_ii P_jj - P_ij^2 > 0`` for a pair. At a node
-    with features F fixed in, the Gram matrix is ``X_C^T M_F X_C`` with ``M_F`` nonsingular
+    its quadratic ``X_C^T X_C + lam I = (Q - E) + E`` with E a sum of positive semidefinite blocks
+    on single features or pairs, each block then replaced by its convex hull with the features'
+    indicators (Atamtürk & Gómez, "Rank-one convexification for sparse regression", 2019, and
+    their 2 x 2 work; Dong, Chen & Linderoth 2015 for the diagonal). The k-support relaxation is
+    ``E = lam I``. This function tests what can be *added* to it: blocks E' with
+    ``X_C^T X_C - E'`` positive semidefinite. Every v in the null space of X_C then has
+    ``v^T E' v <= v^T X_C^T X_C v = 0``, so each block E'_B (B a feature or a pair) annihilates the
+    rows B of a null-space basis N. When those rows are linearly independent, ``E'_B = 0``. With
+    ``P = N N^T`` the projector on the null space, they are iff ``P_BB`` is nonsingular:
+    ``P_ii > 0`` for a feature, ``P_ii P_jj - P_ij^2 > 0`` for a pair. (Splits that move weight
+    between features, a diagonal above lam on some and below on others, are not covered: the best
+    diagonal one is what :func:`sdp_bound` without ``l1`` bounds from above.) At a node with
+    features F fixed in, the Gram matrix is ``X_C^T M_F X_C`` with ``M_F`` nonsingular
     (docs/methods/score.md), whose null space is that of X_C: the same test applies.
 
     Parameters
@@ -288,8 +291,8 @@ def block_rows(score, s, nodes, every=1000, solver_params=None):
     """The ``block_room`` row: the first ``nodes`` nodes of the instance's optimum search (a dict).
 
     ``sizes``: per number of features left (m), the relaxed nodes, how many have ``|C| <= n + 1``
-    (only there can the null space of X_C miss a pair: elsewhere its dimension is at least 2), and
-    the quantiles of their |C|.
+    (elsewhere the null space of X_C has dimension at least 2, which it needs, though it is not
+    enough, to reach every pair), and the quantiles of their |C|.
     ``sampled``: :func:`block_room` of every ``every``-th relaxed node and of the smallest one
     (``fixed_in``, ``m`` and the node's index among the relaxed nodes beside it), at most
     ``MAX_BLOCK_SAMPLES`` of them, none with more than ``MAX_BLOCK_FEATURES`` candidates
@@ -471,20 +474,35 @@ def main(argv=None):
     if not 0 <= a.sibling_nodes <= MAX_SIBLING_NODES:
         ap.error(f"--sibling-nodes must be in 0..{MAX_SIBLING_NODES} (each relaxed node and parent is kept in "
                  f"memory while the row is made); pass a smaller count")
-    if not 0 <= a.block_nodes <= MAX_BLOCK_NODES or a.block_every < 1:
-        ap.error(f"--block-nodes must be in 0..{MAX_BLOCK_NODES} and --block-every at least 1; pass smaller or "
-                 f"positive counts")
-    if (not 0 <= a.sdp_nodes <= MAX_SDP_NODES or not 2 <= a.sdp_features <= MAX_SDP_FEATURES
-            or not 0 <= a.sdp_l1_nodes <= a.sdp_nodes):
-        ap.error(f"--sdp-nodes must be in 0..{MAX_SDP_NODES}, --sdp-features in 2..{MAX_SDP_FEATURES} and "
-                 f"--sdp-l1-nodes in 0..--sdp-nodes (one semidefinite solve per node, its matrix "
-                 f"(|F| + |C| + 1)-square); pass smaller counts")
+    if not 0 <= a.block_nodes <= MAX_BLOCK_NODES:
+        ap.error(f"--block-nodes {a.block_nodes} is outside 0..{MAX_BLOCK_NODES}; pass a count in that range")
+    if a.block_every < 1:
+        ap.error(f"--block-every {a.block_every} must be at least 1; pass a positive count")
+    if not 0 <= a.sdp_nodes <= MAX_SDP_NODES:
+        ap.error(f"--sdp-nodes {a.sdp_nodes} is outside 0..{MAX_SDP_NODES} (one semidefinite solve per node); "
+                 f"pass a count in that range")
+    if not 2 <= a.sdp_features <= MAX_SDP_FEATURES:
+        ap.error(f"--sdp-features {a.sdp_features} is outside 2..{MAX_SDP_FEATURES} (the solve's matrix is "
+                 f"(|F| + |C| + 1)-square); pass a count in that range")
+    if not 0 <= a.sdp_l1_nodes <= a.sdp_nodes:
+        ap.error(f"--sdp-l1-nodes {a.sdp_l1_nodes} is outside 0..{a.sdp_nodes} (it picks among the --sdp-nodes "
+                 f"nodes); pass at most --sdp-nodes")
+    try:
+        excluded = [int(k) for k in a.excluded.split(",")]
+    except ValueError:
+        ap.error(f"--excluded {a.excluded!r} is not a comma-separated list of integers; pass e.g. 0,10,30")
+    from dpbench.api import UnknownNameError, dataset
+
+    try:
+        dataset(a.dataset)
+    except UnknownNameError as exc:
+        ap.error(str(exc).strip("'\""))
     if a.sdp_nodes:
         try:
             import cvxpy  # noqa: F401
         except ImportError:
             ap.error("--sdp-nodes needs cvxpy, which is not a dependency of dpbench; pip install cvxpy, or drop the flag")
-    row = depth_rows(a.dataset, a.lam, a.pairs, [int(k) for k in a.excluded.split(",")], a.node_limit,
+    row = depth_rows(a.dataset, a.lam, a.pairs, excluded, a.node_limit,
                      a.greedy_max, a.sibling_nodes, a.block_nodes, a.block_every, a.sdp_nodes, a.sdp_features,
                      a.sdp_l1_nodes)
     ref = row["reference"]
@@ -513,6 +531,8 @@ def main(argv=None):
     if "block_room" in row:
         b = row["block_room"]
         print(f"  first {b['nodes']} nodes, candidates of the relaxed nodes by features left:")
+        if not b["sizes"]:
+            print("    none: no node was relaxed (the search closed by enumeration and screening alone)")
         for z in b["sizes"]:
             print(f"    m = {z['m']}: {z['relaxed']} relaxed ({z['at_most_n_plus_1']} with |C| <= n + 1), "
                   f"|C| min {z['min']}, q10 {z['q10']:g}, "
@@ -526,6 +546,8 @@ def main(argv=None):
                   f"were passed over")
     if "sdp" in row:
         print(f"  open nodes with two features left and at most {row['sdp']['max_features']} candidates:")
+        if not row["sdp"]["open_nodes"]:
+            print("    none: no such node was relaxed and left open by its own relaxation")
         for z in row["sdp"]["open_nodes"]:
             print(f"    |C| {z['candidates']}: bar {z['bar']:.4f}, k-support {z['k_support']:.4f}, semidefinite "
                   f"{z['sdp']:.4f} ({z['sdp_status']}, {z['sdp_seconds']} s), exact minimum {z['exact']:.4f}")
