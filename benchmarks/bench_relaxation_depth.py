@@ -168,18 +168,31 @@ def exclusion_orders(score, s, ref, order, greedy_max):
             "static_features": order[:static].tolist() if static is not None else None}
 
 
+def search_recording(score, s, nodes, hook, solver_params=None):
+    """Run the instance's optimum search for at most ``nodes`` nodes with every node relaxation
+    ``OASession._relax_node(session, F, C, m, warm, close_at)`` replaced by
+    ``hook(orig, session, F, C, m, warm, close_at)``, which must return ``orig``'s result unchanged
+    (the rows only record what the default search does)."""
+    from dpbench.bench.registry import registry
+    from dpbench.core.oracle import OASession
+
+    orig = OASession._relax_node
+
+    def relax(session, F, C, m, warm=None, close_at=None):
+        return hook(orig, session, F, C, m, warm, close_at)
+
+    with mock.patch.object(OASession, "_relax_node", relax):
+        registry().solver("highs")(node_limit=nodes, **(solver_params or {})).session(score, s).solve()
+
+
 def sibling_rows(score, s, nodes, solver_params=None, keep_nodes=False):
     """The ``siblings`` row: the first ``nodes`` nodes of the instance's optimum search, each node
     relaxation also bounded from its previous sibling's dual point (a dict of per-depth rows).
     ``solver_params`` go to the solver; with ``keep_nodes``, ``bounded`` also lists each such
     node's (F, C, m, sibling bound) (tests, on small instances: gravier's would take gigabytes)."""
-    from dpbench.bench.registry import registry
-    from dpbench.core.oracle import OASession
-
-    orig = OASession._relax_node
     last, rec = {}, []
 
-    def recorded(self, F, C, m, warm=None, close_at=None):
+    def recorded(orig, self, F, C, m, warm, close_at):
         # siblings share their parent's warm start object: it keys the last sibling's alpha, and is
         # kept beside it so that its id is never reused by another parent's
         key = id(warm) if warm is not None else None
@@ -197,8 +210,7 @@ def sibling_rows(score, s, nodes, solver_params=None, keep_nodes=False):
         rec.append((len(F), sib is not None, b_sib >= bar, res[0] >= bar, t1 - t0, t2 - t1, node))
         return res
 
-    with mock.patch.object(OASession, "_relax_node", recorded):
-        registry().solver("highs")(node_limit=nodes, **(solver_params or {})).session(score, s).solve()
+    search_recording(score, s, nodes, recorded, solver_params)
     rows = []
     for d in sorted({r[0] for r in rec}):
         x = [r for r in rec if r[0] == d]
@@ -299,13 +311,9 @@ def block_rows(score, s, nodes, every=1000, solver_params=None):
     (``too_large`` counts the nodes passed over for that). The search is unchanged; only the
     candidate columns of the sampled nodes are kept.
     """
-    from dpbench.bench.registry import registry
-    from dpbench.core.oracle import OASession
-
-    orig = OASession._relax_node
     seen, kept, smallest, too_large = [], [], {}, []
 
-    def recorded(self, F, C, m, warm=None, close_at=None):
+    def recorded(orig, self, F, C, m, warm, close_at):
         i = len(seen)
         seen.append((int(m), int(np.size(C))))
         # the session may be a restricted copy over the screened survivors: its own score holds C's columns
@@ -319,8 +327,7 @@ def block_rows(score, s, nodes, every=1000, solver_params=None):
             smallest.update(node=node, XC=np.array(self.score.X[:, C]))
         return orig(self, F, C, m, warm, close_at)
 
-    with mock.patch.object(OASession, "_relax_node", recorded):
-        registry().solver("highs")(node_limit=nodes, **(solver_params or {})).session(score, s).solve()
+    search_recording(score, s, nodes, recorded, solver_params)
     sizes = []
     for m in sorted({x[0] for x in seen}):
         c = np.array([x[1] for x in seen if x[0] == m])
@@ -413,15 +420,11 @@ def sdp_rows(score, s, nodes, count, max_features=230, solver_params=None, l1_co
     nodes) with two features left, at most ``max_features`` candidates and left open by their own
     relaxation; per node the bar, the k-support bound, :func:`sdp_bound` and the exact minimum;
     on the first ``l1_count`` of them also :func:`sdp_bound` with ``l1`` (``sdp_l1``)."""
-    import itertools
+    from dpbench.api import iter_supports
 
-    from dpbench.bench.registry import registry
-    from dpbench.core.oracle import OASession
-
-    orig = OASession._relax_node
     kept = []
 
-    def recorded(self, F, C, m, warm=None, close_at=None):
+    def recorded(orig, self, F, C, m, warm, close_at):
         res = orig(self, F, C, m, warm, close_at)
         if (m == 2 and np.size(C) <= max_features and len(kept) < count and close_at is not None
                 and res[0] < close_at):
@@ -429,15 +432,13 @@ def sdp_rows(score, s, nodes, count, max_features=230, solver_params=None, l1_co
             kept.append((np.array(sc.X[:, F]), np.array(sc.X[:, C]), sc, float(close_at), float(res[0])))
         return res
 
-    with mock.patch.object(OASession, "_relax_node", recorded):
-        registry().solver("highs")(node_limit=nodes, **(solver_params or {})).session(score, s).solve()
+    search_recording(score, s, nodes, recorded, solver_params)
     out = []
     for XF, XC, sc, bar, own in kept:
         f, c = XF.shape[1], XC.shape[1]
         sub = type(sc)(np.hstack([XF, XC]), sc.y, lam=sc.lam, r=sc.r)
-        pairs = np.array(list(itertools.combinations(range(f, f + c), 2)), dtype=np.int64)
-        S = np.hstack([np.broadcast_to(np.arange(f), (pairs.shape[0], f)), pairs])
-        exact = float(sub(S).min())
+        exact = min(float(sub(np.hstack([np.broadcast_to(np.arange(f), (pairs.shape[0], f)), f + pairs])).min())
+                    for pairs in iter_supports(c, 2))
         t0 = time.perf_counter()
         value, status = sdp_bound(XF, XC, sc.y, sc.lam, sc.r, 2)
         out.append({"candidates": c, "bar": bar, "k_support": own, "sdp": value, "sdp_status": status,
