@@ -17,7 +17,7 @@ import numpy as np
 from dpbench.core.errors import UserInputError
 from dpbench.core.oracle.bounds import _top_sum_excluding, _topm_prefix
 from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, roots
-from dpbench.core.oracle.limits import _LIMIT_MESSAGES, Budget
+from dpbench.core.oracle.limits import _LIMIT_MESSAGES, TAIL_SHARE, Budget
 from dpbench.core.oracle.blas import one_blas_thread
 from dpbench.core.oracle.relaxation import child_bounds, dual_bounds
 from dpbench.core.oracle.targets import _BelowTarget, _BestTarget
@@ -71,7 +71,10 @@ class BranchAndBound:
           completions is scored exhaustively (two features left: each pair first bounded by its
           ridge score in closed form, :func:`~dpbench.core.oracle.node_kernels.pair_bounds`);
           otherwise it branches on its candidates sorted by weight: child i takes the i-th
-          candidate and completes among the later ones (a partition). With two features left, the
+          candidate and completes among the later ones (a partition). With three or more features
+          left and k open children, only the first max(``child_batch``, ceil(k / 4)) are pushed;
+          the later ones are one tail node over the remaining candidates, bounded again by its own
+          relaxation (same partition, coarser). With two features left, the
           node scores its open children's pairs itself (``open_pairs``, :meth:`_score_open_pairs`).
 
         Returns
@@ -289,6 +292,14 @@ class BranchAndBound:
             k = int(np.argmax(closed)) if closed.any() else child.size
             if k < child.size:
                 pruned = min(pruned, float(b_all[k]))
+            first = max(self.child_batch, -(-k // TAIL_SHARE))
+            if m >= 3 and self.child_batch and k > first and self._relax_budget > 0 and nodes >= self._relax_delay:
+                # Children first.. hold the same supports as the node (F, Cs[first:], m). Pushed as one
+                # tail node, it gets its own relaxation: a fresh dual point that re-orders and re-screens
+                # those candidates, where this node's closed-form bounds keep them open. Its bound
+                # b_all[first] is the smallest of theirs (nondecreasing in i).
+                heapq.heappush(heap, (float(b_all[first]), next(tick), F, Cs, first, m, dual))
+                k = first
             if (k and m == 2 and np.isfinite(bar()) and self.score.n * Cs.size <= OPEN_PAIRS_FLOATS
                     and k * (2 * Cs.size - k - 1) // 2 <= self.open_pairs):
                 # The open children would be nodes with one feature left: their pairs are scored here

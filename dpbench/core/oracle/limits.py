@@ -60,6 +60,15 @@ RELAX_EVERY_NODE = 1_000_000_000
 #: their pairs scored by their parents 98 234, within the default limit (issue 22, session 13).
 #: The largest there held about 960 000 pairs; the cap bounds one node's work.
 OPEN_PAIRS = 2**20
+#: Open children a branch-and-bound node with at least three features left pushes as nodes of their
+#: own before the rest of its candidates become one tail node (``child_batch``; the node pushes
+#: max(CHILD_BATCH, ceil(k / TAIL_SHARE)) of its k open children). The tail holds the same
+#: supports as the later children, but its own relaxation re-orders and re-screens them from a
+#: fresh dual point, where the node's closed-form child bounds keep them open (issue 22,
+#: session 19: gravier's optimum, ``standardize``, Lambda = 10, in 41 016 nodes instead of
+#: 98 235; docs/performance.md).
+CHILD_BATCH = 8
+TAIL_SHARE = 4
 #: MILP nodes of a master solved before the k-support relaxation of a call (a probe over
 #: the features the cut screening kept; :class:`~dpbench.core.oracle.session.OASession`). The
 #: probes of the issue-15 instances close in a handful of nodes (toeplitz Lambda = 120, Khan

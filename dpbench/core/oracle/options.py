@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpbench.core.oracle.limits import (FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
+from dpbench.core.oracle.limits import (CHILD_BATCH, FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
                                         NODE_LIMIT, OPEN_PAIRS, RELAX_EVERY_NODE, RELAX_NODES, SAFETY_TIME_LIMIT)
 
 
@@ -36,6 +36,11 @@ class OracleOptions:
     open_pairs : int
         A node with two features left scores the pairs of its open children itself when they are
         at most this many (0: its children become nodes with one feature left).
+    child_batch : int
+        A node with at least three features left and k open children pushes
+        max(child_batch, ceil(k / 4)) of them and the rest of its candidates as one tail node, which
+        solves its own relaxation (only while the call's relaxation budget lasts; 0: every open
+        child is pushed).
     node_limit, master_iterations, master_node_limit, gershgorin_nodes, first_master_nodes : int
         Work limits: branch-and-bound nodes per call, OA master solves per call, MILP nodes of one
         master solve, nodes of the Schur/Gershgorin search, MILP nodes of the probe master
@@ -66,6 +71,7 @@ class OracleOptions:
     enum_limit: int = 1_500_000
     leaf_limit: int = 20_000
     open_pairs: int = OPEN_PAIRS
+    child_batch: int = CHILD_BATCH
     node_limit: int = NODE_LIMIT
     master_iterations: int = MASTER_ITERATIONS
     master_node_limit: int = MASTER_NODE_LIMIT

@@ -26,6 +26,9 @@ OA_PARAMS = {
     "open_pairs": Param(OracleOptions.open_pairs, "a branch-and-bound node with two features left scores its open "
                         "children's pairs itself when they are at most this many (0 = its children become nodes; "
                         "deterministic)", int, interval=COUNT),
+    "child_batch": Param(OracleOptions.child_batch, "a branch-and-bound node with three or more features left pushes "
+                         "at most max(child_batch, k/4) of its k open children and the rest as one tail node that "
+                         "solves its own relaxation (0 = every open child; deterministic)", int, interval=COUNT),
     "gershgorin": Param(OracleOptions.gershgorin, "Schur-complement/Gershgorin ridge bound in the branch and bound of overlap "
                         "calls (completion_bounds); off = cut bounds only (ablation)", bool),
     "gershgorin_nodes": Param(OracleOptions.gershgorin_nodes, "work limit: nodes of the Schur/Gershgorin branch and bound "
