@@ -6,8 +6,6 @@ lists are the same with the tail nodes on (several batch sizes) and off, and the
 (the search visits different nodes). The default is the documented one.
 """
 
-import itertools
-
 import numpy as np
 import pytest
 
@@ -15,6 +13,7 @@ from dpbench.bench.registry import registry
 from dpbench.core.oracle.limits import CHILD_BATCH, TIE_RTOL, canonical_minimum
 from dpbench.core.oracle.options import OracleOptions
 from dpbench.core.score import RidgeScore
+from dpbench.testing.reference import all_supports
 from helpers.solvers import make_problem
 
 S_SIZE = 5
@@ -42,10 +41,6 @@ def _problem(kind, seed, lam):
     return _noise(seed, lam) if kind == "noise" else make_problem(kind, seed, n=40, p=18, lam=lam)
 
 
-def _all(p):
-    return np.array(list(itertools.combinations(range(p), S_SIZE)), dtype=np.int64)
-
-
 def test_the_default_is_the_documented_one_and_a_solver_parameter():
     assert OracleOptions().child_batch == CHILD_BATCH == 8
     highs = registry().solver("highs")
@@ -58,7 +53,7 @@ def test_the_default_is_the_documented_one_and_a_solver_parameter():
                                            ("indep", 2, 2.0), ("ties", 3, 1.0)])
 def test_optimum_and_overlap_levels_match_brute_force_with_and_without_tails(kind, seed, lam):
     score = _problem(kind, seed, lam)
-    S = _all(score.p)
+    S = all_supports(score.p, S_SIZE)
     sc = score(S)
     S1, v1 = canonical_minimum(S, sc)
     nodes = {}
@@ -84,7 +79,7 @@ def test_optimum_and_overlap_levels_match_brute_force_with_and_without_tails(kin
 @pytest.mark.parametrize("quantile", [0.002, 0.02])
 def test_threshold_lists_match_brute_force_with_and_without_tails(kind, seed, lam, quantile):
     score = _problem(kind, seed, lam)
-    S = _all(score.p)
+    S = all_supports(score.p, S_SIZE)
     sc = score(S)
     S1 = S[np.argmin(sc)]
     for t in (None, 3, 5):

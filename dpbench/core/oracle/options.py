@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpbench.core.oracle.limits import (CHILD_BATCH, FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS, MASTER_NODE_LIMIT,
-                                        NODE_LIMIT, OPEN_PAIRS, RELAX_EVERY_NODE, RELAX_NODES, SAFETY_TIME_LIMIT)
+from dpbench.core.oracle.limits import (CHILD_BATCH, FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS,
+                                        MASTER_NODE_LIMIT, NODE_LIMIT, OPEN_PAIRS, RELAX_EVERY_NODE, RELAX_NODES,
+                                        SAFETY_TIME_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,9 @@ class OracleOptions:
         at most this many (0: its children become nodes with one feature left).
     child_batch : int
         A node with at least three features left and k open children pushes
-        max(child_batch, ceil(k / 4)) of them and the rest of its candidates as one tail node, which
-        solves its own relaxation (only while the call's relaxation budget lasts; 0: every open
-        child is pushed).
+        max(child_batch, ceil(k / TAIL_SHARE)) of them (TAIL_SHARE = 4) and the rest of its
+        candidates as one tail node, which solves its own relaxation (only while the call's
+        relaxation budget lasts; 0: every open child is pushed).
     node_limit, master_iterations, master_node_limit, gershgorin_nodes, first_master_nodes : int
         Work limits: branch-and-bound nodes per call, OA master solves per call, MILP nodes of one
         master solve, nodes of the Schur/Gershgorin search, MILP nodes of the probe master
