@@ -41,3 +41,25 @@ def test_tiny_row_cache_overflow_keeps_answers_exact(seed):
         assert res.status == "optimal", res
         assert abs(res.objective - best) <= 2e-6 * best
         assert len(sess._row_cache) <= s  # bounded by one call's rows, not growing
+
+
+@pytest.mark.parametrize("gram", ["full", "columns"])
+@pytest.mark.parametrize("row_cap", [1, 64])
+def test_rows_on_some_columns_are_those_columns_of_the_full_rows(gram, row_cap):
+    """``_rows(F, cols)`` is ``_rows(F)[:, cols]`` entry for entry, for cols of any shape, with a
+    cache that overflows on every call (row_cap = 1) or holds the rows."""
+    from dpbench.core.oracle import OASession
+
+    score = _problem(2)
+    score = RidgeScore(score.X, score.y, lam=score.lam, r=score.r, gram=gram)
+    sess = OASession(score, 4, "highs", None)
+    sess._row_cap = row_cap
+    rng = np.random.default_rng(0)
+    for F in ([5], [0, 3], [1, 2, 9], [4, 6, 8, 13]):
+        F = np.array(F, dtype=np.int64)
+        full = sess._rows(F)
+        for cols in (F, np.arange(score.p), rng.integers(0, score.p, size=7), rng.integers(0, score.p, size=(6, 2))):
+            got = sess._rows(F, cols)
+            assert got.shape == (F.size,) + cols.shape
+            np.testing.assert_array_equal(got, full[:, cols])
+    assert sess._rows(np.zeros(0, dtype=np.int64), np.arange(3)).shape == (0, 3)

@@ -275,11 +275,16 @@ class NodeBounds:
         return cand, min_lb
 
     # ------------------------------------------------------------- Gram rows and exact partial bounds
-    def _rows(self, F):
-        """Rows of X^T X for the features F, shape (|F|, p), cached per feature (O(n p) each)."""
+    def _rows(self, F, cols=None):
+        """Rows of X^T X for the features F, shape (|F|, p), cached per feature (O(n p) each).
+
+        With ``cols`` (an int array of any shape), only the entries ``[:, cols]``, shape
+        (|F|,) + cols.shape: a leaf or a block of pairs reads a few hundred columns of rows that
+        span all p, and stacking the whole rows first cost gravier's topr preparation 11 of its
+        417 profiled seconds (740 000 calls)."""
         F = [int(f) for f in np.asarray(F, dtype=np.int64).tolist()]
         if not F:
-            return np.zeros((0, self.score.p))
+            return np.zeros((0, self.score.p) if cols is None else (0,) + np.shape(cols))
         # The rows of this call are collected locally first: evicting the cache below must
         # not lose rows of F that were hits (the KeyError of issue 15).
         rows = {f: self._row_cache[f] for f in F if f in self._row_cache}
@@ -293,7 +298,9 @@ class NodeBounds:
                 self._row_cache.update(rows)  # keep this call's rows: the next node usually shares them
             else:
                 self._row_cache.update(zip(miss, R))
-        return np.stack([rows[f] for f in F])
+        if cols is None:
+            return np.stack([rows[f] for f in F])
+        return np.stack([rows[f][cols] for f in F])
 
     def _partial(self, F):
         """Quantities of a partial support F used by the node bounds (cached per F).
@@ -538,10 +545,9 @@ class NodeBounds:
         s = f + m
         idx = C[A]
         rows = np.arange(A.shape[0])
-        RF = self._rows(F)
         G = np.empty((rows.size, s, s))
-        G[:, :f, :f] = RF[:, F]
-        cross = RF[:, idx]  # (f, b, m)
+        G[:, :f, :f] = self._rows(F, F)
+        cross = self._rows(F, idx)  # (f, b, m)
         G[:, :f, f:] = cross.transpose(1, 0, 2)
         G[:, f:, :f] = cross.transpose(1, 2, 0)
         if m == 1:
@@ -571,9 +577,9 @@ class NodeBounds:
         lam = sc.lam
         (_, _), (R0, _) = self._partial(F)
         if F.size:
-            RF = self._rows(F)
-            RFC = RF[:, C]
-            L = np.linalg.cholesky(RF[:, F] + lam * np.eye(F.size))
+            RFU = self._rows(F, np.concatenate([F, C]))
+            RFC = RFU[:, F.size:]
+            L = np.linalg.cholesky(RFU[:, :F.size] + lam * np.eye(F.size))
             b0 = np.linalg.solve(L.T, np.linalg.solve(L, sc.c[F]))
             t = sc.c[C] - RFC.T @ b0
             U = np.linalg.solve(L, RFC)  # (f, c)
