@@ -545,9 +545,10 @@ class NodeBounds:
         s = f + m
         idx = C[A]
         rows = np.arange(A.shape[0])
+        RFU = self._rows(F, np.concatenate([F, idx.ravel()]))  # one pass over F's cached rows
         G = np.empty((rows.size, s, s))
-        G[:, :f, :f] = self._rows(F, F)
-        cross = self._rows(F, idx)  # (f, b, m)
+        G[:, :f, :f] = RFU[:, :f]
+        cross = RFU[:, f:].reshape(f, *idx.shape)  # (f, b, m)
         G[:, :f, f:] = cross.transpose(1, 0, 2)
         G[:, f:, :f] = cross.transpose(1, 2, 0)
         if m == 1:

@@ -20,10 +20,11 @@ from dpbench.core.contracts.oracle import OracleResult
 #: branch-and-bound nodes, outer-approximation master iterations, and nodes of one master
 #: MILP. Above what the shipped configs and tests use (p = 10 000, n = 200 took ~2e4 nodes; the
 #: real data sets at most a few thousand, except gravier at ``standardize``, Lambda = 10: 98 234
-#: since session 13 of issue 22, 41 016 since session 19), so they decide nothing there; they
-#: make a call that does stop stop at the same point on every machine. The node limit also bounds how long an optimum that
-#: cannot be certified runs before the trial says so (gravier, before it certified: 5 000 000
-#: nodes would have taken hours, up to the wall-clock safety net; 100 000 took minutes).
+#: since session 13 of issue 22, 41 016 since session 19), so they decide nothing there; a call
+#: that reaches one stops at the same point on every machine. The node limit also bounds how long
+#: an optimum that cannot be certified runs before the trial says so (gravier, before it
+#: certified: 5 000 000 nodes would have taken hours, up to the wall-clock safety net; 100 000
+#: took minutes).
 NODE_LIMIT = 100_000
 MASTER_ITERATIONS = 2_000
 MASTER_NODE_LIMIT = 1_000_000
