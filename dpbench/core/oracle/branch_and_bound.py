@@ -20,6 +20,7 @@ from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, roots
 from dpbench.core.oracle.limits import _LIMIT_MESSAGES, TAIL_SHARE, Budget
 from dpbench.core.oracle.blas import one_blas_thread
 from dpbench.core.oracle.relaxation import child_bounds, dual_bounds
+from dpbench.core.oracle.split import search_parts
 from dpbench.core.oracle.targets import _BelowTarget, _BestTarget
 from dpbench.core.oracle.working_set import product_on
 
@@ -118,8 +119,6 @@ class BranchAndBound:
         import heapq
         import itertools
 
-        from dpbench.core.supports import iter_supports
-
         tick = itertools.count()
         # Entries (bound, tick, F, C, start, m, parent): parent is None or (alpha, warm), alpha a dual
         # point of the k-support relaxation inherited from the parent, valid for every node
@@ -131,8 +130,25 @@ class BranchAndBound:
         # do not depend on what ran before it, here or in another process.
         self._tops = None
         self._tops_universe = np.concatenate([e[3] for e in heap]) if heap else None
-        pruned = np.inf  # smallest bound of anything discarded by bound
-        nodes = 0
+        split_at = self.split_after if self.split_parts > 1 else None
+        status, nodes, pruned = self._bnb_walk(heap, tick, target, budget, leaf_limit, 0, np.inf, split_at)
+        if status == "split":
+            return search_parts(self, heap, next(tick), target, budget, leaf_limit, nodes, pruned)
+        return min(heap[0][0] if heap else np.inf, pruned), status, nodes
+
+    def _bnb_walk(self, heap, tick, target, budget, leaf_limit, nodes, pruned, split_at=None):
+        """The best-first loop of :meth:`_bnb_search` over ``heap`` (changed in place), from ``nodes``
+        nodes done and ``pruned`` the smallest bound discarded so far.
+
+        Returns ``(status, nodes, pruned)``: the statuses of :meth:`_bnb_search`, or ``"split"``
+        when ``split_at`` nodes are done and at least two nodes are open (the heap then holds them,
+        for :func:`~dpbench.core.oracle.split.search_parts`). The bound on what was never offered
+        is ``min(heap[0][0], pruned)`` (inf for an empty heap).
+        """
+        import heapq
+
+        from dpbench.core.supports import iter_supports
+
         bar = target.bar
 
         def open_(lb):  # a node with bound lb may still hold a support the target wants
@@ -144,9 +160,11 @@ class BranchAndBound:
                 break
             halt = budget.stop(nodes)
             if halt:
-                return min(top, pruned), halt, nodes
+                return halt, nodes, pruned
             if target.stop():
-                return min(top, pruned), "stopped", nodes
+                return "stopped", nodes, pruned
+            if nodes == split_at and len(heap) > 1:
+                return "split", nodes, pruned
             lb_parent, _, F, Cfull, start, m, parent = heapq.heappop(heap)
             alpha_parent, warm_parent = parent if parent is not None else (None, None)
             C = Cfull[start:]
@@ -314,7 +332,7 @@ class BranchAndBound:
                 Fk.sort(axis=1)
                 for i in range(k):
                     heapq.heappush(heap, (float(b_all[i]), next(tick), Fk[i], Cs, i + 1, m - 1, dual))
-        return min(heap[0][0] if heap else np.inf, pruned), "done", nodes
+        return "done", nodes, pruned
 
     def _score_open_pairs(self, F, Cs, k, target):
         """Offer to ``target`` the supports F ∪ {Cs[i], Cs[j]}, i < k, j > i, of the k open children of

@@ -70,6 +70,13 @@ OPEN_PAIRS = 2**20
 #: 98 235; docs/performance.md).
 CHILD_BATCH = 8
 TAIL_SHARE = 4
+#: A branch-and-bound search still open after SPLIT_AFTER nodes deals its open nodes into
+#: SPLIT_PARTS parts, each finished on its own with an equal share of the nodes left
+#: (:mod:`~dpbench.core.oracle.split`), on up to ``workers`` processes. Searches of fewer nodes
+#: (most shipped optima) are unchanged; the fork and the parts' separate caches cost far less
+#: than 2 000 nodes.
+SPLIT_AFTER = 2_000
+SPLIT_PARTS = 2
 #: MILP nodes of a master solved before the k-support relaxation of a call (a probe over
 #: the features the cut screening kept; :class:`~dpbench.core.oracle.session.OASession`). The
 #: probes of the issue-15 instances close in a handful of nodes (toeplitz Lambda = 120, Khan

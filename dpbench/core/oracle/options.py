@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from dpbench.core.oracle.limits import (CHILD_BATCH, FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS,
                                         MASTER_NODE_LIMIT, NODE_LIMIT, OPEN_PAIRS, RELAX_EVERY_NODE, RELAX_NODES,
-                                        SAFETY_TIME_LIMIT)
+                                        SAFETY_TIME_LIMIT, SPLIT_AFTER, SPLIT_PARTS)
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,14 @@ class OracleOptions:
         :data:`RELAX_NODES` (20 000; 2 000 until the eighth session; see docs/performance.md).
     relax_method : {"prox", "pg"}
         Node relaxation: active-set FISTA with the exact k-support prox, or the former projected gradient.
+    split_parts, split_after : int
+        A branch-and-bound search still open after ``split_after`` nodes finishes in
+        ``split_parts`` parts, each with an equal share of the nodes left (1: never split;
+        :mod:`~dpbench.core.oracle.split`). Counts: the answer, the node counts and the
+        certification do not depend on ``workers``.
+    workers : int
+        Processes that run a split search's parts (at most the machine's CPUs; 1: one after
+        another in the calling process).
     """
 
     screen: bool = True
@@ -88,7 +96,11 @@ class OracleOptions:
     gershgorin_nodes: int = GERSHGORIN_NODES
     first_master_nodes: int = FIRST_MASTER_NODES
     relax_method: str = "prox"
+    split_parts: int = SPLIT_PARTS
+    split_after: int = SPLIT_AFTER
+    workers: int = SPLIT_PARTS
 
     def __post_init__(self):
-        for name in ("node_limit", "master_iterations", "master_node_limit", "gershgorin_nodes", "first_master_nodes"):
+        for name in ("node_limit", "master_iterations", "master_node_limit", "gershgorin_nodes", "first_master_nodes",
+                     "split_parts", "split_after", "workers"):
             object.__setattr__(self, name, int(getattr(self, name)))

@@ -64,6 +64,13 @@ class _BestTarget:
         key = min(self.ties)
         self.S, self.ub = np.array(key, dtype=np.int64), self.ties[key]
 
+    def merge(self, other):
+        """Take in the ties of ``other``, the target of another part of the same search
+        (:mod:`~dpbench.core.oracle.split`): the canonical optimum of both."""
+        if other.ties:
+            keys = list(other.ties)
+            self.offer(np.array(keys, dtype=np.int64), np.array([other.ties[k] for k in keys]))
+
 
 #: Relative rounding margin of threshold enumerations: a node is closed only when its bound
 #: exceeds tau by this much, far above the float64 error of the bounds and of the scores
@@ -124,6 +131,17 @@ class _BelowTarget:
         if self.count > self.max_count:
             self._trim()
             self.full = self.count > self.max_count
+
+    def merge(self, other):
+        """Take in what ``other``, the target of another part of the same search
+        (:mod:`~dpbench.core.oracle.split`), kept: its supports are offered again (with ``rank``,
+        tau falls to the rank-th smallest of everything found), and its ``above`` and ``full``
+        carry over."""
+        self.above = min(self.above, other.above)
+        S, v = other.result()
+        if len(v):
+            self.offer(S, v)
+        self.full = self.full or other.full
 
     def _trim(self):
         S, v = self.result()

@@ -98,10 +98,13 @@ def _map_on_dask(fn, args, workers: int) -> list:
 
 def can_fork() -> bool:
     """Whether this call may fork workers: the ``fork`` start method exists, the process is not
-    daemonic, and this is its main thread (a fork copies only the calling thread, so a task
-    thread of a dask worker, with other threads holding locks, stays serial)."""
+    daemonic, this is its main thread (a fork copies only the calling thread, so a task
+    thread of a dask worker, with other threads holding locks, stays serial), and no map of this
+    module is running here or in a parent (a forked child inherits ``_TASK``): the calls of a map
+    already fill the processes it asked for, so a call inside one (a split search in one of a
+    level's roots, :mod:`dpbench.core.oracle.split`) runs its own calls one after another."""
     return ("fork" in mp.get_all_start_methods() and not mp.current_process().daemon
-            and threading.current_thread() is threading.main_thread())
+            and threading.current_thread() is threading.main_thread() and _TASK is None)
 
 
 def usable_workers(workers: int, calls: int) -> int:

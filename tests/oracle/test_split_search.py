@@ -1,0 +1,153 @@
+"""A long search finished in parts (``split_parts``, ``split_after``, ``workers``; dpbench.core.oracle.split).
+
+Exact answers from brute force over all C(p, s) supports: optima, overlap levels and threshold
+lists (with and without ``rank``) are the same split into two or three parts as unsplit, and the
+split really ran. The answer, the node count, the bound and the certification are the same on
+one process and on two (the forked path), and a node limit too small for the parts stops them
+alike on both.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+from dpbench.bench.registry import registry
+from dpbench.core.oracle import split
+from dpbench.core.oracle.limits import SPLIT_AFTER, SPLIT_PARTS, TIE_RTOL, canonical_minimum
+from dpbench.core.oracle.options import OracleOptions
+from dpbench.core.score import RidgeScore
+from dpbench.core.toplist import parallel
+from dpbench.testing.reference import all_supports
+from helpers.solvers import make_problem
+
+S_SIZE = 5
+
+
+def _session(score, parts, after=5, workers=1, **kw):
+    """Branch and bound to the nodes with two features left (enum_limit = 0, leaf_limit = 1), split after
+    ``after`` nodes, every node of every call relaxed from the first."""
+    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1, split_parts=parts, split_after=after,
+                                      workers=workers, **kw).session(score, S_SIZE)
+    sess.relax_after, sess.relax_bnb, sess.relax_cand = 0, 1000, 0
+    sess.relax_overlap_after = 0
+    return sess
+
+
+def _noise(seed, lam, n=30, p=18):
+    """y independent of X: many supports score alike, so the trees are deep and wide."""
+    rng = np.random.default_rng(seed)
+    X = np.clip(0.3 * rng.standard_normal((n, p)), -0.5, 0.5)
+    y = np.clip(0.3 * rng.standard_normal(n), -0.5, 0.5)
+    return RidgeScore(X, y, lam=lam, r=np.inf)
+
+
+def _problem(kind, seed, lam):
+    return _noise(seed, lam) if kind == "noise" else make_problem(kind, seed, n=40, p=18, lam=lam)
+
+
+@pytest.fixture
+def splits(monkeypatch):
+    """Counts the searches that split (the wrapped function runs unchanged)."""
+    seen = []
+    real = split.search_parts
+
+    def counting(*args):
+        seen.append(args[0].split_parts)
+        return real(*args)
+
+    monkeypatch.setattr("dpbench.core.oracle.branch_and_bound.search_parts", counting)
+    return seen
+
+
+def test_the_defaults_are_the_documented_ones_and_solver_parameters():
+    opts = OracleOptions()
+    assert (opts.split_parts, opts.split_after, opts.workers) == (SPLIT_PARTS, SPLIT_AFTER, SPLIT_PARTS) == (2, 2000, 2)
+    highs = registry().solver("highs")
+    assert highs.params["split_parts"].default == SPLIT_PARTS and highs.params["split_after"].default == SPLIT_AFTER
+    sess = highs(split_parts=3, split_after=7, workers=1).session(make_problem("corr", 0, n=30, p=12, lam=1.0), S_SIZE)
+    assert (sess.split_parts, sess.split_after, sess.workers) == (3, 7, 1)
+
+
+@pytest.mark.parametrize("kind,seed,lam", [("noise", 0, 0.1), ("noise", 1, 0.1), ("corr", 0, 0.5), ("ties", 3, 1.0)])
+def test_optimum_and_overlap_levels_match_brute_force_split_or_not(kind, seed, lam, splits):
+    score = _problem(kind, seed, lam)
+    S = all_supports(score.p, S_SIZE)
+    sc = score(S)
+    S1, v1 = canonical_minimum(S, sc)
+    for parts, after in ((1, 5), (2, 1), (2, 5), (3, 3)):
+        res = _session(score, parts, after).solve()
+        assert res.status == "optimal"
+        np.testing.assert_array_equal(np.sort(res.support), S1)
+        np.testing.assert_allclose(res.objective, v1, rtol=TIE_RTOL)
+        assert res.lower_bound <= v1 * (1 + 1e-9)
+        for t in (2, 3, 4, 5):
+            lvl = (S_SIZE - np.isin(S, S1).sum(axis=1)) == t
+            want_S, want_v = canonical_minimum(S[lvl], sc[lvl])
+            res = _session(score, parts, after).solve(overlap=(S1, S_SIZE - t))
+            assert res.status == "optimal"
+            np.testing.assert_array_equal(np.sort(res.support), want_S)
+            np.testing.assert_allclose(res.objective, want_v, rtol=TIE_RTOL)
+    assert 2 in splits and 3 in splits  # the parts ran, not only the unsplit search
+    assert 1 not in splits  # split_parts = 1 never splits
+
+
+@pytest.mark.parametrize("kind,seed,lam", [("noise", 2, 0.1), ("corr", 4, 1.0), ("ties", 5, 3.0)])
+@pytest.mark.parametrize("quantile", [0.002, 0.02])
+def test_threshold_lists_match_brute_force_split_or_not(kind, seed, lam, quantile, splits):
+    score = _problem(kind, seed, lam)
+    S = all_supports(score.p, S_SIZE)
+    sc = score(S)
+    tau = float(np.quantile(sc, quantile))
+    want = {tuple(r) for r in S[sc <= tau].tolist()}
+    rank = max(1, len(want) // 2)
+    ranked = {tuple(r) for r in S[sc <= np.sort(sc)[rank - 1]].tolist()}
+    for parts, after in ((1, 5), (2, 2), (3, 4)):
+        res = _session(score, parts, after).supports_below(tau)
+        assert res.certified
+        assert {tuple(r) for r in np.sort(res.supports, axis=1).tolist()} == want
+        res = _session(score, parts, after).supports_below(np.inf, rank=rank)
+        assert res.certified
+        assert {tuple(r) for r in np.sort(res.supports, axis=1).tolist()} == ranked
+    assert 2 in splits and 3 in splits
+
+
+def _outcome(res):
+    if hasattr(res, "supports"):
+        return (res.supports.tolist(), res.scores.tolist(), res.lower_bound, res.status, res.nodes)
+    return (None if res.support is None else res.support.tolist(), res.objective, res.lower_bound, res.status,
+            res.message)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not parallel.can_fork(), reason="needs two CPUs and fork")
+@pytest.mark.parametrize("node_limit", [100_000, 40])
+def test_one_process_or_two_give_the_same_answer_nodes_and_certification(node_limit, splits):
+    """The forked path (two workers) and the serial one (one) on the same calls, also when the node
+    limit stops the parts: identical supports, scores, bounds, statuses and node counts."""
+    assert parallel.usable_workers(2, 2) == 2
+    score = _noise(7, 0.1, n=30, p=20)
+    out = {}
+    for workers in (1, 2):
+        sess = _session(score, 2, 10, workers, node_limit=node_limit)
+        first = sess.solve()
+        out[workers] = [_outcome(first), _outcome(sess.supports_below(first.objective * 1.02)),
+                        _outcome(sess.solve(overlap=(first.support, 2)))]
+    assert out[1] == out[2]
+    statuses = [o[3] for o in out[1]]
+    if node_limit == 40:  # too few nodes for the parts: uncertified, with a valid bound, on both
+        assert "work_limit" in statuses
+    else:
+        assert statuses == ["optimal", "complete", "optimal"]
+    assert splits
+
+
+def _can_fork_here(_):
+    return parallel.can_fork()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not parallel.can_fork(), reason="needs two CPUs and fork")
+def test_a_call_inside_a_map_does_not_fork_again():
+    """A split search inside one of a level's forked roots runs its parts one after another: the
+    map's processes already fill the CPUs it asked for."""
+    assert parallel.map_calls(_can_fork_here, [(0,), (1,)], workers=2) == [False, False]
+    assert parallel.can_fork()
