@@ -102,13 +102,18 @@ def test_threshold_lists_match_brute_force_split_or_not(kind, seed, lam, quantil
     want = {tuple(r) for r in S[sc <= tau].tolist()}
     rank = max(1, len(want) // 2)
     ranked = {tuple(r) for r in S[sc <= np.sort(sc)[rank - 1]].tolist()}
-    for parts, after in ((1, 5), (2, 2), (3, 4)):
+    lists = []
+    for parts, after in ((1, 5), (2, 2), (3, 4), (2, 12), (3, 25)):
         res = _session(score, parts, after).supports_below(tau)
         assert res.certified
-        assert {tuple(r) for r in np.sort(res.supports, axis=1).tolist()} == want
-        res = _session(score, parts, after).supports_below(np.inf, rank=rank)
-        assert res.certified
-        assert {tuple(r) for r in np.sort(res.supports, axis=1).tolist()} == ranked
+        assert {tuple(r) for r in np.sort(res.supports, axis=1).tolist()} == want and len(res.supports) == len(want)
+        top = _session(score, parts, after).supports_below(np.inf, rank=rank)
+        assert top.certified
+        # each support once: a support found before the split and counted again per part would
+        # also count twice towards rank and push a member out of the list
+        assert {tuple(r) for r in np.sort(top.supports, axis=1).tolist()} == ranked and len(top.supports) == len(ranked)
+        lists.append((res.supports.tolist(), res.scores.tolist(), top.supports.tolist(), top.scores.tolist()))
+    assert all(x == lists[0] for x in lists)  # the same lists, in the same order, split or not
     assert 2 in splits and 3 in splits
 
 

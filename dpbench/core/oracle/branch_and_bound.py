@@ -1,6 +1,7 @@
 """Exact best-first branch and bound over the subproblems of :func:`~dpbench.core.oracle.constraints.roots`.
 
-One traversal (:meth:`BranchAndBound._bnb_search`) serves two targets
+One traversal (:meth:`BranchAndBound._bnb_search`, split into parts on the machine's cores when it
+runs long: :mod:`~dpbench.core.oracle.split`) serves two targets
 (:mod:`~dpbench.core.oracle.targets`): the canonical optimum (``_BestTarget``) and the
 threshold enumeration of every support below tau (``_BelowTarget``,
 :meth:`BranchAndBound.supports_below`). Stopped only by the node
@@ -103,7 +104,9 @@ class BranchAndBound:
         goes to ``target.offer``. For the optimum the bar is the incumbent's score minus the
         gap tolerance (:class:`_BestTarget`); for a threshold enumeration it is the threshold
         plus a rounding margin (:class:`_BelowTarget`). The bounds are those documented in
-        :meth:`_branch_and_bound`.
+        :meth:`_branch_and_bound`. A search still open after ``split_after`` nodes finishes in
+        ``split_parts`` parts on up to ``workers`` processes
+        (:func:`~dpbench.core.oracle.split.search_parts`; the same result for any ``workers``).
 
         Returns
         -------

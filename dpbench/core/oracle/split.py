@@ -58,7 +58,7 @@ def _run_part(session, entries, tick0, target, budget, relax_budget, leaf_limit,
     """One part of a split search: ``(target, status, nodes, rest)`` (module docstring)."""
     part = _detached(session)
     part._relax_budget = relax_budget
-    target = copy.deepcopy(target)
+    target = target.part()
     heap = list(entries)  # sorted, so already a heap
     status, nodes, pruned = part._bnb_walk(heap, itertools.count(tick0), target, budget, leaf_limit, nodes, np.inf)
     return target, status, nodes, min(heap[0][0] if heap else np.inf, pruned)

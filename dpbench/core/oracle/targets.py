@@ -9,6 +9,8 @@ threshold tau, or only the ``rank`` best of them.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from dpbench.core.oracle.limits import tie_bar
@@ -64,9 +66,14 @@ class _BestTarget:
         key = min(self.ties)
         self.S, self.ub = np.array(key, dtype=np.int64), self.ties[key]
 
+    def part(self):
+        """A copy for one part of a split search (:mod:`~dpbench.core.oracle.split`): the same
+        incumbent and ties (merging them back is harmless: ties are keyed by support)."""
+        return copy.deepcopy(self)
+
     def merge(self, other):
         """Take in the ties of ``other``, the target of another part of the same search
-        (:mod:`~dpbench.core.oracle.split`): the canonical optimum of both."""
+        (:meth:`part`): the canonical optimum of both."""
         if other.ties:
             keys = list(other.ties)
             self.offer(np.array(keys, dtype=np.int64), np.array([other.ties[k] for k in keys]))
@@ -132,11 +139,19 @@ class _BelowTarget:
             self._trim()
             self.full = self.count > self.max_count
 
+    def part(self):
+        """A copy for one part of a split search (:mod:`~dpbench.core.oracle.split`) that keeps
+        only what the part finds: the same tau, rank pool and count, none of the supports kept so
+        far (they stay here, and :meth:`merge` would otherwise add them once per part, each
+        duplicate also counting towards ``rank``)."""
+        out = copy.deepcopy(self)
+        out.S, out.v = [self.S[0][:0]], [self.v[0][:0]]
+        return out
+
     def merge(self, other):
-        """Take in what ``other``, the target of another part of the same search
-        (:mod:`~dpbench.core.oracle.split`), kept: its supports are offered again (with ``rank``,
-        tau falls to the rank-th smallest of everything found), and its ``above`` and ``full``
-        carry over."""
+        """Take in what ``other`` (a :meth:`part` of this target) found: its supports are offered
+        here (with ``rank``, tau falls to the rank-th smallest of everything found), and its
+        ``above`` and ``full`` carry over."""
         self.above = min(self.above, other.above)
         S, v = other.result()
         if len(v):
