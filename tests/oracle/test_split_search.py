@@ -156,3 +156,27 @@ def test_a_call_inside_a_map_does_not_fork_again():
     map's processes already fill the CPUs it asked for."""
     assert parallel.map_calls(_can_fork_here, [(0,), (1,)], workers=2) == [False, False]
     assert parallel.can_fork()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_top_r_list_split_or_not_is_the_brute_force_one(workers, splits):
+    """The whole top-R list (levels, their roots on ``workers`` forked processes, the split searches
+    inside them run one after another) equals the R smallest of the brute-force enumeration, in
+    canonical order, split or not."""
+    from dpbench.core import toplist as _swaps
+    from helpers.exact import copies_problem, enumerate_all, highs_trial
+
+    problem = copies_problem(3, p=16, s=4)
+    R = 120
+    out = []
+    for parts in (1, 2):
+        trial = highs_trial(problem, 2.0, enum_limit=0, leaf_limit=1, split_parts=parts, split_after=3,
+                            workers=workers)
+        lst = _swaps.top_list(trial, R, enum_limit=0, workers=workers)
+        assert lst.certified, lst.diagnostics
+        out.append(lst)
+    S, sc = enumerate_all(trial)
+    for lst in out:
+        np.testing.assert_array_equal(lst.supports, S[:R])
+        np.testing.assert_allclose(lst.scores, sc[:R], rtol=1e-12)
+    assert splits  # searches of this process split (those of forked roots cannot report here)
