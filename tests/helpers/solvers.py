@@ -68,3 +68,29 @@ def make_problem(kind, seed, n=40, p=10, lam=5.0, r=1.1):
     X, y = np.clip(X, -0.5, 0.5), np.clip(y, -0.5, 0.5)
     return RidgeScore(X, y, lam=lam, r=r)
 
+
+
+def noise_problem(seed, lam, n=30, p=18):
+    """y independent of X: many supports score alike, so branch-and-bound trees are deep and wide."""
+    rng = np.random.default_rng(seed)
+    X = np.clip(0.3 * rng.standard_normal((n, p)), -0.5, 0.5)
+    y = np.clip(0.3 * rng.standard_normal(n), -0.5, 0.5)
+    return RidgeScore(X, y, lam=lam, r=np.inf)
+
+
+def level_nodes_match_brute_force(solve, S, sc, S1, levels):
+    """Assert that ``solve(overlap=(S1, s - t))`` is certified with the canonical brute-force minimum
+    of each overlap level t in ``levels`` (S, sc: every support and its score); return the nodes."""
+    from dpbench.core.oracle.limits import TIE_RTOL, canonical_minimum
+
+    s = S.shape[1]
+    nodes = []
+    for t in levels:
+        lvl = (s - np.isin(S, S1).sum(axis=1)) == t
+        want_S, want_v = canonical_minimum(S[lvl], sc[lvl])
+        res = solve(overlap=(S1, s - t))
+        assert res.status == "optimal"
+        np.testing.assert_array_equal(np.sort(res.support), want_S)
+        np.testing.assert_allclose(res.objective, want_v, rtol=TIE_RTOL)
+        nodes.append(res.iterations)
+    return nodes

@@ -16,10 +16,9 @@ from dpbench.bench.registry import registry
 from dpbench.core.oracle import split
 from dpbench.core.oracle.limits import SPLIT_AFTER, SPLIT_PARTS, TIE_RTOL, canonical_minimum
 from dpbench.core.oracle.options import OracleOptions
-from dpbench.core.score import RidgeScore
 from dpbench.core.toplist import parallel
 from dpbench.testing.reference import all_supports
-from helpers.solvers import make_problem
+from helpers.solvers import level_nodes_match_brute_force, make_problem, noise_problem
 
 S_SIZE = 5
 
@@ -34,16 +33,8 @@ def _session(score, parts, after=5, workers=1, **kw):
     return sess
 
 
-def _noise(seed, lam, n=30, p=18):
-    """y independent of X: many supports score alike, so the trees are deep and wide."""
-    rng = np.random.default_rng(seed)
-    X = np.clip(0.3 * rng.standard_normal((n, p)), -0.5, 0.5)
-    y = np.clip(0.3 * rng.standard_normal(n), -0.5, 0.5)
-    return RidgeScore(X, y, lam=lam, r=np.inf)
-
-
 def _problem(kind, seed, lam):
-    return _noise(seed, lam) if kind == "noise" else make_problem(kind, seed, n=40, p=18, lam=lam)
+    return noise_problem(seed, lam) if kind == "noise" else make_problem(kind, seed, n=40, p=18, lam=lam)
 
 
 @pytest.fixture
@@ -81,13 +72,7 @@ def test_optimum_and_overlap_levels_match_brute_force_split_or_not(kind, seed, l
         np.testing.assert_array_equal(np.sort(res.support), S1)
         np.testing.assert_allclose(res.objective, v1, rtol=TIE_RTOL)
         assert res.lower_bound <= v1 * (1 + 1e-9)
-        for t in (2, 3, 4, 5):
-            lvl = (S_SIZE - np.isin(S, S1).sum(axis=1)) == t
-            want_S, want_v = canonical_minimum(S[lvl], sc[lvl])
-            res = _session(score, parts, after).solve(overlap=(S1, S_SIZE - t))
-            assert res.status == "optimal"
-            np.testing.assert_array_equal(np.sort(res.support), want_S)
-            np.testing.assert_allclose(res.objective, want_v, rtol=TIE_RTOL)
+        level_nodes_match_brute_force(lambda **kw: _session(score, parts, after).solve(**kw), S, sc, S1, (2, 3, 4, 5))
     assert 2 in splits and 3 in splits  # the parts ran, not only the unsplit search
     assert 1 not in splits  # split_parts = 1 never splits
 
@@ -130,7 +115,7 @@ def test_one_process_or_two_give_the_same_answer_nodes_and_certification(node_li
     """The forked path (two workers) and the serial one (one) on the same calls, also when the node
     limit stops the parts: identical supports, scores, bounds, statuses and node counts."""
     assert parallel.usable_workers(2, 2) == 2
-    score = _noise(7, 0.1, n=30, p=20)
+    score = noise_problem(7, 0.1, n=30, p=20)
     out = {}
     for workers in (1, 2):
         sess = _session(score, 2, 10, workers, node_limit=node_limit)
@@ -195,7 +180,7 @@ def test_inside_a_dask_task_the_parts_become_cluster_tasks_with_the_serial_answe
     (noticed in issue 22's session 21, cause not found); the certified answer is the same.
     """
     distributed = pytest.importorskip("dask.distributed")
-    score = _noise(7, 0.1, n=30, p=20)
+    score = noise_problem(7, 0.1, n=30, p=20)
     here = _split_outcome(score, 1)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:

@@ -12,9 +12,8 @@ import pytest
 from dpbench.bench.registry import registry
 from dpbench.core.oracle.limits import CHILD_BATCH, TIE_RTOL, canonical_minimum
 from dpbench.core.oracle.options import OracleOptions
-from dpbench.core.score import RidgeScore
 from dpbench.testing.reference import all_supports
-from helpers.solvers import make_problem
+from helpers.solvers import level_nodes_match_brute_force, make_problem, noise_problem
 
 S_SIZE = 5
 
@@ -28,17 +27,9 @@ def _session(score, child_batch):
     return sess
 
 
-def _noise(seed, lam, n=30, p=18):
-    """y independent of X: many supports score alike, so the trees are deep and wide (about 70-170
-    nodes at lam = 0.1 without tails, half as many with them)."""
-    rng = np.random.default_rng(seed)
-    X = np.clip(0.3 * rng.standard_normal((n, p)), -0.5, 0.5)
-    y = np.clip(0.3 * rng.standard_normal(n), -0.5, 0.5)
-    return RidgeScore(X, y, lam=lam, r=np.inf)
-
-
 def _problem(kind, seed, lam):
-    return _noise(seed, lam) if kind == "noise" else make_problem(kind, seed, n=40, p=18, lam=lam)
+    """Noise (about 70-170 nodes at lam = 0.1 without tails, half as many with them) or a planted problem."""
+    return noise_problem(seed, lam) if kind == "noise" else make_problem(kind, seed, n=40, p=18, lam=lam)
 
 
 def test_the_default_is_the_documented_one_and_a_solver_parameter():
@@ -62,15 +53,8 @@ def test_optimum_and_overlap_levels_match_brute_force_with_and_without_tails(kin
         assert res.status == "optimal"
         np.testing.assert_array_equal(np.sort(res.support), S1)
         np.testing.assert_allclose(res.objective, v1, rtol=TIE_RTOL)
-        nodes[batch] = [res.iterations]
-        for t in (2, 3, 4, 5):
-            lvl = (S_SIZE - np.isin(S, S1).sum(axis=1)) == t
-            want_S, want_v = canonical_minimum(S[lvl], sc[lvl])
-            res = _session(score, batch).solve(overlap=(S1, S_SIZE - t))
-            assert res.status == "optimal"
-            np.testing.assert_array_equal(np.sort(res.support), want_S)
-            np.testing.assert_allclose(res.objective, want_v, rtol=TIE_RTOL)
-            nodes[batch].append(res.iterations)
+        nodes[batch] = [res.iterations] + level_nodes_match_brute_force(
+            lambda **kw: _session(score, batch).solve(**kw), S, sc, S1, (2, 3, 4, 5))
     if kind == "noise":  # the tails ran: the searches with them visit other nodes than the one without
         assert nodes[1] != nodes[0] and nodes[2] != nodes[0]
 

@@ -29,7 +29,6 @@ two halves took 18 900 and 19 116).
 from __future__ import annotations
 
 import copy
-import heapq
 import itertools
 
 import numpy as np
