@@ -21,9 +21,9 @@ answer, node counts and certification for any number of workers. The parts' targ
 merged into the search's (:meth:`~dpbench.core.oracle.targets._BestTarget.merge`): the
 canonical optimum among every part's ties, or the union of every part's supports below the
 threshold. Dealing the heap round-robin balances the parts because a long search's open nodes
-are many small subtrees (gravier's optimum, ``standardize``, Lambda = 10: after 2 000 nodes the
-heap holds about 20 000 nodes and no subtree takes more than 500 of the 39 000 nodes left; the
-two halves took 18 900 and 19 116).
+are many small subtrees (gravier's optimum, ``standardize``, Lambda = 10: after 3 000 nodes the
+heap holds 21 933 nodes, and none of their subtrees takes more than 495 of the 38 016 nodes left;
+dealt into two parts they take 18 900 and 19 116; docs/performance.md, session 21).
 """
 
 from __future__ import annotations
