@@ -108,13 +108,22 @@ BUDGET_PARAMS = frozenset({"node_limit", "master_iterations", "master_node_limit
                            "max_calls", "max_count"})
 
 
+#: Plugin parameters that only say where the work runs: processes for a level's roots
+#: (``topr.workers``, ``mistakes.workers``) and for the parts of a long oracle search
+#: (``SOLVER.workers``, ``split_parts``, ``split_after``; dpbench.core.oracle.split). The answers,
+#: node counts and certification do not depend on ``workers``; the split changes node counts
+#: only, and a certified result is the same with it or without it. So they are left out of a
+#: row's identity too: a resumed run with other values keeps the rows it has.
+EXECUTION_PARAMS = frozenset({"workers", "split_parts", "split_after"})
+
+
 def _without_budget(params: dict) -> dict:
-    return {k: v for k, v in params.items() if k not in BUDGET_PARAMS}
+    return {k: v for k, v in params.items() if k not in BUDGET_PARAMS and k not in EXECUTION_PARAMS}
 
 
 def method_config(cfg, method: str) -> dict:
     """The run options that change a method's results (everything but data, trial, seed, epsilon,
-    and the work budgets of :data:`BUDGET_PARAMS`).
+    the work budgets of :data:`BUDGET_PARAMS` and where the work runs, :data:`EXECUTION_PARAMS`).
 
     The loss is named only when it is not the default, and the estimator only with
     ``--estimate``, so that the keys of rows written before either existed stay valid (a

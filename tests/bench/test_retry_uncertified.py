@@ -38,3 +38,26 @@ def test_retry_uncertified_reruns_only_uncertified_rows(tmp_path):
     fresh = str(tmp_path / "fresh.db")
     assert main(BASE + ["--out", fresh]) == 0
     assert {k: v[:3] for k, v in _rows(fresh).items()} == {k: v[:3] for k, v in second.items()}
+
+
+def test_where_the_work_runs_is_not_part_of_a_rows_identity():
+    """``workers`` (a selector's or the solver's) and the split of long searches change neither a
+    certified answer nor, for ``workers``, the node counts: a resumed run with other values keeps
+    its rows, as with a larger work budget. Parameters that change results stay in the key."""
+    from dpbench.bench.config import RunConfig
+    from dpbench.bench.keys import EXECUTION_PARAMS, method_config, row_key
+
+    setting = {"dataset": "khan", "s": 5}
+
+    def key(**kw):
+        cfg = RunConfig(methods=["topr"], data=[setting], **kw)
+        return row_key(cfg, setting, 0, "topr", 1.0)
+
+    base = key()
+    assert EXECUTION_PARAMS == {"workers", "split_parts", "split_after"}
+    assert key(solver_params={"workers": 1, "split_parts": 1, "split_after": 50}) == base
+    assert key(method_params={"topr": {"workers": 1}}) == base
+    assert key(solver_params={"node_limit": 10}) == base  # a budget, as before
+    assert key(solver_params={"leaf_limit": 10}) != base and key(lam=3.0) != base
+    cfg = RunConfig(methods=["topr"], data=[setting], solver_params={"workers": 1, "leaf_limit": 10})
+    assert method_config(cfg, "topr")["solver_params"] == {"leaf_limit": 10}  # stored config too
