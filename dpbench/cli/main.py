@@ -109,13 +109,14 @@ def cmd_compare(args) -> int:
     resumed = len(keys & done)
     if resumed:
         err_console.print(f"[dim]resuming: {resumed} of {len(keys)} results already in {escape(str(opts['out']))}[/dim]")
-        # A work limit is not part of a row's identity: say so when this run asks for other limits
-        # than the stored rows had, else the new limit looks ignored.
+        # A work limit (or where the work runs) is not part of a row's identity: say so when this run
+        # asks for other values than the stored rows had, else the new value looks ignored.
         stored = store.labels(keys & done)
         for old, new in sorted({(stored[k], labels[k]) for k in stored if stored[k] != labels[k]}):
-            err_console.print(f"resuming: the stored rows of {new} were computed as {old}; work limits are not part "
-                              "of a result's identity, so they are kept (--retry-uncertified reruns the uncertified "
-                              "ones with this run's limits; another --out starts afresh)",
+            err_console.print(f"resuming: the stored rows of {new} were computed as {old}; work limits (and workers, "
+                              "split_parts, split_after: where the work runs) are not part of a result's identity, so "
+                              "they are kept (--retry-uncertified reruns the uncertified ones with this run's limits; "
+                              "another --out starts afresh)",
                               style="yellow", markup=False, highlight=False, soft_wrap=True)
     for flag, which in (("retry_failed", "failed"), ("retry_uncertified", "uncertified")):
         if getattr(args, flag, False):  # else the run silently printed the stored table again

@@ -282,3 +282,53 @@ def test_a_short_level_search_is_kept_only_when_certified(seed, p, s, lam, monke
             assert short.lower_bound <= full.objective * (1 + 1e-9) and full.objective <= short.objective * (1 + 1e-12)
         assert _swaps.level_optimum_within(trial, t, node_limit=1) is full  # cached now
     assert stopped  # the limit of one node stops at least one level
+
+
+_SLOW_MAP = """
+import signal, time
+from dpbench.core.toplist import parallel
+class Stop(Exception):
+    pass
+def stop(signum, frame):  # as the command line's handlers do (dpbench.bench.signals)
+    raise Stop(signal.Signals(signum).name)
+signal.signal(signal.SIGINT, stop)
+signal.signal(signal.SIGTERM, stop)
+def slow(i):
+    time.sleep(60)
+    return i
+print("started", flush=True)
+parallel.map_calls(slow, [(0,), (1,)], workers=2)
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+@pytest.mark.parametrize("to_group", [False, True])
+def test_an_interrupt_ends_a_forked_map_at_once_without_child_tracebacks(to_group):
+    """SIGINT to the caller alone (``kill``) or to its whole process group (a terminal's Ctrl-C): the
+    caller raises, its pool terminates the map's processes at once instead of waiting for their
+    calls (60 s here), and they print nothing of their own (they ignore SIGINT)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from dpbench.core.toplist import parallel
+
+    if not parallel.can_fork():
+        pytest.skip("no fork here")
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_MAP], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    assert proc.stdout.readline().strip() == "started"
+    time.sleep(1.5)  # the pool's processes are running their calls
+    t0 = time.monotonic()
+    (os.killpg if to_group else os.kill)(proc.pid, signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert time.monotonic() - t0 < 10
+    assert proc.returncode != 0 and err.count("Traceback") == 1 and "Stop: SIGINT" in err, err
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # nothing of the group is left

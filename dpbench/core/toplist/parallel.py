@@ -10,7 +10,10 @@ Processes, not threads: a node's Python-level work holds the GIL. ``fork`` copie
 session (its score, Gram-row and cut caches) without pickling it; the children only compute,
 and what a threshold search changes in a session is caches, so running a call in a child or
 in the caller gives the same result. The number of processes is bounded by ``workers``, the
-number of calls and the machine's CPU count.
+number of calls and the machine's CPU count. They are a ``multiprocessing`` pool's daemonic
+workers: they ignore SIGINT (a terminal's Ctrl-C reaches the whole process group), and when
+the caller stops (Ctrl-C, SIGTERM, an error) the pool terminates them at once instead of
+waiting for their calls. A call inside one of them runs its own calls one after another.
 
 Inside a task of a dask.distributed cluster (``dpbench compare --backend dask``) the calls
 become tasks of that cluster instead (issue 22, item 3: a trial's subtrees spread over the
@@ -27,9 +30,9 @@ from __future__ import annotations
 import itertools
 import multiprocessing as mp
 import os
+import signal
 import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
 
 __all__ = ["can_fork", "in_dask_task", "map_calls", "map_calls_beside", "map_session_calls", "usable_workers"]
 
@@ -45,6 +48,23 @@ def _call(payload, i):
 
 def _run(i):
     return _call(_TASK, i)  # forked children read the map from the copied module global
+
+
+def _quiet_child():
+    """Initializer of a map's forked processes: the caller alone answers Ctrl-C and SIGTERM.
+
+    A terminal's Ctrl-C reaches the whole process group. A child that inherited the caller's
+    handlers raised in its task and printed a traceback of its own; here it ignores SIGINT,
+    and SIGTERM (what the caller's pool sends when it stops) ends it silently.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _pool(n):
+    """``n`` forked processes; leaving the ``with`` block terminates them at once, so a Ctrl-C or a
+    SIGTERM of the caller ends the map without waiting for the calls still running."""
+    return mp.get_context("fork").Pool(n, initializer=_quiet_child)
 
 
 def in_dask_task() -> bool:
@@ -146,8 +166,8 @@ def map_calls(fn, args, workers: int = 1) -> list:
         return [fn(*a) for a in args]
     _TASK = (fn, args)
     try:
-        with ProcessPoolExecutor(n, mp_context=mp.get_context("fork")) as ex:
-            return list(ex.map(_run, range(len(args))))
+        with _pool(n) as pool:
+            return pool.map(_run, range(len(args)), chunksize=1)
     finally:
         _TASK = None
 
@@ -185,10 +205,10 @@ def map_calls_beside(fn, args, workers: int, here):
         return here(), results
     _TASK = (fn, args)
     try:
-        with ProcessPoolExecutor(n, mp_context=mp.get_context("fork")) as ex:
-            futures = [ex.submit(_run, i) for i in range(len(args))]  # forked now, before here() runs
+        with _pool(n) as pool:  # forked now, before here() runs
+            pending = [pool.apply_async(_run, (i,)) for i in range(len(args))]
             out = here()
-            return out, [f.result() for f in futures]
+            return out, [r.get() for r in pending]
     finally:
         _TASK = None
 
