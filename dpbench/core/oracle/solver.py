@@ -49,12 +49,13 @@ OA_PARAMS = {
                           "exact k-support prox, warm-started from the parent) or 'pg' (the former projected "
                           "gradient on the relaxed indicators; comparisons)", str),
     "split_parts": Param(OracleOptions.split_parts, "a branch-and-bound search still open after split_after nodes "
-                         "finishes in this many parts, each with an equal share of the nodes left (1 = never split; "
-                         "deterministic)", int, interval=COUNT),
+                         "finishes in this many parts, each with an equal share of the nodes left (0 or 1 = never "
+                         "split; deterministic)", int, interval=COUNT),
     "split_after": Param(OracleOptions.split_after, "nodes a branch-and-bound search runs before it splits "
                          "(deterministic)", int, interval=COUNT),
     "workers": Param(OracleOptions.workers, "processes that run a split search's parts, at most the machine's CPUs "
-                     "(1 = one after another; the results do not depend on it)", int, interval=COUNT),
+                     "(0 or 1 = one after another in the calling process; the results do not depend on it)", int,
+                     interval=COUNT),
     "safety_time_limit": Param(OracleOptions.safety_time_limit, "wall-clock safety net in seconds per oracle call; only "
                                "for runaway calls, reported as status time_limit (machine-dependent)", float),
 }

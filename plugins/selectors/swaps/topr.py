@@ -152,9 +152,9 @@ class TopR(BatchLogProb, Selector):
                             "that reaches it leaves the trial uncertified unless its proven lower bound "
                             "clears the R-th score", int),
         "workers": Param(2, "processes for the roots of a swap level (its threshold enumeration, or its optimum "
-                         "when the joint call does not certify it; capped at the "
-                         "CPU count; under --backend dask: cluster tasks at a time; the list, its "
-                         "certification and the node counts are the same for any value; 1 = this process only)", int),
+                         "when the joint call does not certify it), capped at the CPU count; under --backend "
+                         "dask: cluster tasks at a time; the list, its certification and the node counts are "
+                         "the same for any value; 1 = this process only", int),
     }
 
     def _resolve_r(self, p, s):
