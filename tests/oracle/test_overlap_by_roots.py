@@ -150,7 +150,7 @@ def test_roots_on_two_processes_give_the_serial_answer_and_work(monkeypatch, lis
     they give the same support, bounds, status and work count as one after another, and leave the
     same cuts in the session, also when a listed root falls back to its optimum call (list_max 0)."""
     from dpbench.core.oracle import threshold
-    from dpbench.core.toplist.parallel import map_session_calls, usable_workers
+    from dpbench.core.oracle.parallel import map_session_calls, usable_workers
 
     monkeypatch.setattr(threshold, "ROOT_LIST_MAX", list_max)
 

@@ -14,9 +14,10 @@ import pytest
 
 from dpbench.bench.registry import registry
 from dpbench.core.oracle import split
-from dpbench.core.oracle.limits import SPLIT_AFTER, SPLIT_PARTS, TIE_RTOL, canonical_minimum
+from dpbench.core.errors import UserInputError
+from dpbench.core.oracle.limits import SPLIT_AFTER, SPLIT_PARTS, SPLIT_PARTS_MAX, TIE_RTOL, canonical_minimum
 from dpbench.core.oracle.options import OracleOptions
-from dpbench.core.toplist import parallel
+from dpbench.core.oracle import parallel
 from dpbench.testing.reference import all_supports
 from helpers.solvers import level_nodes_match_brute_force, make_problem, noise_problem
 
@@ -58,6 +59,8 @@ def test_the_defaults_are_the_documented_ones_and_solver_parameters():
     assert highs.params["split_parts"].default == SPLIT_PARTS and highs.params["split_after"].default == SPLIT_AFTER
     sess = highs(split_parts=3, split_after=7, workers=1).session(make_problem("corr", 0, n=30, p=12, lam=1.0), S_SIZE)
     assert (sess.split_parts, sess.split_after, sess.workers) == (3, 7, 1)
+    with pytest.raises(UserInputError, match="split_parts"):  # each part copies caches: bounded
+        highs.params["split_parts"].convert("split_parts", str(SPLIT_PARTS_MAX + 1))
 
 
 @pytest.mark.parametrize("kind,seed,lam", [("noise", 0, 0.1), ("noise", 1, 0.1), ("corr", 0, 0.5), ("ties", 3, 1.0)])

@@ -153,7 +153,7 @@ def test_threshold_by_roots_stalled_root_with_more_members_falls_back_to_the_sea
 
 def test_threshold_by_roots_gives_the_same_answer_for_any_workers():
     """Issue 22, both cores: the roots run on forked processes with the same result, node counts included."""
-    from dpbench.core.toplist import parallel
+    from dpbench.core.oracle import parallel
 
     trial = highs_trial(copies_problem(2, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
     S, sc = enumerate_all(trial)
@@ -178,7 +178,7 @@ def _square_or_fail(x):
 
 
 def test_map_calls_keeps_order_raises_and_stays_serial_where_it_cannot_fork(monkeypatch):
-    from dpbench.core.toplist import parallel
+    from dpbench.core.oracle import parallel
 
     assert parallel.map_calls(_square_or_fail, [(i,) for i in (5, 1, 4, 2)], workers=2) == [25, 1, 16, 4]
     with pytest.raises(ValueError, match="three"):
@@ -204,7 +204,7 @@ def _pid_and(x):
 def test_map_calls_beside_runs_here_in_this_process_and_the_calls_in_forked_ones(monkeypatch):
     """``here`` (an optimum call whose cuts must stay) runs in the caller; the calls (listings) on forked
     processes started before it, or, when none can be forked, first and in the caller."""
-    from dpbench.core.toplist import parallel
+    from dpbench.core.oracle import parallel
 
     order = []
     here = lambda: order.append("here") or os.getpid()  # noqa: E731
@@ -228,7 +228,7 @@ def test_inside_a_dask_task_the_roots_become_cluster_tasks_with_the_serial_answe
     import operator
 
     distributed = pytest.importorskip("dask.distributed")
-    from dpbench.core.toplist import parallel
+    from dpbench.core.oracle import parallel
 
     trial = highs_trial(copies_problem(2, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
     S, sc = enumerate_all(trial)
@@ -286,7 +286,7 @@ def test_a_short_level_search_is_kept_only_when_certified(seed, p, s, lam, monke
 
 _SLOW_MAP = """
 import signal, time
-from dpbench.core.toplist import parallel
+from dpbench.core.oracle import parallel
 class Stop(Exception):
     pass
 def stop(signum, frame):  # as the command line's handlers do (dpbench.bench.signals)
@@ -312,7 +312,7 @@ def test_an_interrupt_ends_a_forked_map_at_once_without_child_tracebacks(to_grou
     import sys
     import time
 
-    from dpbench.core.toplist import parallel
+    from dpbench.core.oracle import parallel
 
     if not parallel.can_fork():
         pytest.skip("no fork here")

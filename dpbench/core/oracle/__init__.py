@@ -22,6 +22,9 @@ Modules (each reads on its own):
   :class:`Budget`, canonical ties (:data:`TIE_RTOL`, :func:`tie_bar`, :func:`lexmin`,
   :func:`break_ties`);
 * :mod:`.options` - :class:`OracleOptions`, every option of a session in one frozen dataclass;
+* :mod:`.parallel` - independent calls of a trial on forked processes or dask tasks
+  (:func:`~dpbench.core.oracle.parallel.map_calls`), with the same results for any number;
+* :mod:`.split` - a long search finished in parts on those processes;
 * :mod:`.session` - :class:`OASession`, composing the above;
 * :mod:`.solver` - :class:`OASolver` (base of the OA backends), :data:`OA_PARAMS`;
 * :mod:`.threshold` - :func:`supports_below_by_calls`, :class:`ThresholdByCalls`,

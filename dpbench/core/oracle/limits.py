@@ -77,6 +77,9 @@ TAIL_SHARE = 4
 #: than 2 000 nodes.
 SPLIT_AFTER = 2_000
 SPLIT_PARTS = 2
+#: Most parts a split search is dealt into: each part copies the session's caches and the
+#: target, so the count is bounded whatever ``split_parts`` says.
+SPLIT_PARTS_MAX = 64
 #: MILP nodes of a master solved before the k-support relaxation of a call (a probe over
 #: the features the cut screening kept; :class:`~dpbench.core.oracle.session.OASession`). The
 #: probes of the issue-15 instances close in a handful of nodes (toeplitz Lambda = 120, Khan

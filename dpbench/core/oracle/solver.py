@@ -5,6 +5,7 @@ from __future__ import annotations
 from dpbench.core.contracts.oracle import Solver
 from dpbench.core.params import Param
 from dpbench.core.oracle.constraints import require_positive_lam
+from dpbench.core.oracle.limits import SPLIT_PARTS_MAX
 from dpbench.core.oracle.options import OracleOptions
 from dpbench.core.oracle.session import OASession
 
@@ -50,7 +51,7 @@ OA_PARAMS = {
                           "gradient on the relaxed indicators; comparisons)", str),
     "split_parts": Param(OracleOptions.split_parts, "a branch-and-bound search still open after split_after nodes "
                          "finishes in this many parts, each with an equal share of the nodes left (0 or 1 = never "
-                         "split; deterministic)", int, interval=COUNT),
+                         "split; at most 64; deterministic)", int, interval=(0, SPLIT_PARTS_MAX, "both")),
     "split_after": Param(OracleOptions.split_after, "nodes a branch-and-bound search runs before it splits "
                          "(deterministic)", int, interval=COUNT),
     "workers": Param(OracleOptions.workers, "processes that run a split search's parts, at most the machine's CPUs "

@@ -1,7 +1,7 @@
 """One long branch-and-bound search on the machine's cores: its open nodes dealt out into parts.
 
 Issue 22, item 3 ("node evaluation on the machine's cores ... results identical to a serial
-run"). The roots of a level already run side by side (:mod:`dpbench.core.toplist.parallel`),
+run"). The roots of a level already run side by side (:mod:`dpbench.core.oracle.parallel`),
 but a search with one root -- every optimum call, a level with all of S1 fixed out -- ran on one
 core. Here a search that is still open after ``split_after`` nodes stops, and its open nodes,
 in heap order (bound, then push order), are dealt round-robin into ``split_parts`` parts. The
@@ -16,7 +16,7 @@ from the state of the split:
   the same numbers in a forked process, a dask task or this one.
 
 A part is therefore a deterministic function of the split, and the parts run on up to
-``workers`` processes (:func:`~dpbench.core.toplist.parallel.map_calls`) with the same
+``workers`` processes (:func:`~dpbench.core.oracle.parallel.map_calls`) with the same
 answer, node counts and certification for any number of workers. The parts' targets are
 merged into the search's (:meth:`~dpbench.core.oracle.targets._BestTarget.merge`): the
 canonical optimum among every part's ties, or the union of every part's supports below the
@@ -32,6 +32,9 @@ import copy
 import itertools
 
 import numpy as np
+
+from dpbench.core.oracle.limits import SPLIT_PARTS_MAX
+from dpbench.core.oracle.parallel import map_calls
 
 __all__ = ["search_parts"]
 
@@ -64,7 +67,8 @@ def _run_part(session, entries, tick0, target, budget, relax_budget, leaf_limit,
 
 
 def search_parts(session, heap, tick0, target, budget, leaf_limit, nodes, pruned):
-    """Finish a search that stopped with status ``"split"`` in ``session.split_parts`` parts.
+    """Finish a search that stopped with status ``"split"`` in ``session.split_parts`` parts (at most
+    :data:`~dpbench.core.oracle.limits.SPLIT_PARTS_MAX` and the number of open nodes).
 
     Parameters
     ----------
@@ -90,9 +94,7 @@ def search_parts(session, heap, tick0, target, budget, leaf_limit, nodes, pruned
         As :meth:`~dpbench.core.oracle.branch_and_bound.BranchAndBound._bnb_search`: the smallest
         bound left by any part, the least certified part's status, all nodes done.
     """
-    from dpbench.core.toplist.parallel import map_calls
-
-    k = session.split_parts
+    k = min(session.split_parts, SPLIT_PARTS_MAX, len(heap))  # no empty part
     entries = sorted(heap)  # bound, then the unique push counter: a total order
     share, extra = divmod(max(budget.node_limit - nodes, 0), k)
     relax, relax_extra = divmod(max(session._relax_budget, 0), k)

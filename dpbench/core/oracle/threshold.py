@@ -168,7 +168,7 @@ def overlap_by_roots(session, center, k: int, *, node_limit: int | None = None,
         ``beside(fn, args, here)`` returns ``(here(), [fn(session, *a) for a in args])``, the
         listed roots' calls ``fn`` perhaps on other processes while the incumbent's root is
         solved by ``here`` in this one
-        (:func:`dpbench.core.toplist.parallel.map_session_calls`); default: the listed roots
+        (:func:`dpbench.core.oracle.parallel.map_session_calls`); default: the listed roots
         first, then the solved root, in this process. The listed roots' tau comes from the
         incumbent alone and a listing changes the session's caches only, so the answer, its
         certification and the work count are the same however ``beside`` schedules them, and

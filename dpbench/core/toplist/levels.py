@@ -45,7 +45,7 @@ from dpbench.core.contracts.oracle import OracleResult
 from dpbench.core.oracle.threshold import overlap_by_roots
 from dpbench.core.supports import iter_supports, single_swaps
 from dpbench.core.oracle.limits import NODE_LIMIT, canonical_minimum, tie_bar
-from dpbench.core.toplist.parallel import map_session_calls
+from dpbench.core.oracle.parallel import map_session_calls
 
 #: Chunk of supports scored per call when enumerating a swap level.
 _CHUNK = 200_000
@@ -266,7 +266,7 @@ def level_optimum(trial, t: int, solver=None, enum_limit: int | None = None, nod
     uncertified). The cache holds the first computation, whatever limit a later caller
     passes. A level that the joint call does not certify goes to its roots
     (:func:`~dpbench.core.oracle.threshold.overlap_by_roots`), which run on up to ``workers``
-    processes (:func:`~dpbench.core.toplist.parallel.map_session_calls`) with the same answer,
+    processes (:func:`~dpbench.core.oracle.parallel.map_session_calls`) with the same answer,
     certification and work count for any ``workers``.
     """
     name = solver_name(trial, solver)

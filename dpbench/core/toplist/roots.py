@@ -26,7 +26,7 @@ from dpbench.core.oracle.limits import tie_bar
 from dpbench.core.oracle.threshold import rank_threshold, supports_below_by_calls
 from dpbench.core.toplist.levels import (SEED_SUPPORTS, THRESHOLD_MAX_COUNT, _level_chunks, lex_order, max_level,
                                           seeded_pool)
-from dpbench.core.toplist.parallel import map_session_calls
+from dpbench.core.oracle.parallel import map_session_calls
 
 #: Nodes of a root's first threshold search when stalled roots with few members may switch to
 #: optimum calls (:func:`threshold_by_roots` with ``few_by_calls > 0``; the merge no longer asks).
@@ -96,7 +96,7 @@ def threshold_by_roots(session, center, t: int, threshold: float, *, exclude=(),
     with the same start: tau = ``threshold`` and the same ``known_scores``; with ``rank``, each
     call lowers its own tau with the R-th smallest of these and its members. Since no root's
     call depends on another's, they may run on ``workers`` processes
-    (:func:`~dpbench.core.toplist.parallel.map_session_calls`) with results, node counts and
+    (:func:`~dpbench.core.oracle.parallel.map_session_calls`) with results, node counts and
     certification independent of ``workers``; the union is then cut at the smallest of the
     roots' taus and the R-th smallest of ``known_scores`` and all members found (each a valid
     upper bound on the R-th score of the whole list).
