@@ -146,3 +146,74 @@ def test_compiled_leaf_pairs_match_the_numpy_path(lam, r, F):
         np.testing.assert_allclose(vals[below], exact[below], rtol=1e-12)
         assert np.all(vals[~below] >= cutoff) and np.all(vals[~below] <= exact[~below] * (1 + 1e-9))
     np.testing.assert_allclose(out[True][1], out[False][1], rtol=1e-9)
+
+
+def _leaf(lam, r, F, c=16):
+    from itertools import combinations
+
+    sess = _session(4, 30, 40, lam, r)
+    F = np.array(F, dtype=np.int64)
+    C = np.random.default_rng(1).permutation(np.setdiff1d(np.arange(40), F))[:c]
+    A = np.array(list(combinations(range(C.size), 2)), dtype=np.int64)
+    return sess, F, C, A
+
+
+@pytest.mark.parametrize("lam,r", [(0.5, np.inf), (0.5, 0.05), (10.0, 1.1)], ids=["unbounded", "ball-active", "lam10"])
+@pytest.mark.parametrize("F", [[], [3], [1, 4], [0, 2, 7]], ids=lambda F: f"F{len(F)}")
+@pytest.mark.parametrize("q", [0.0, 0.25, 1.0])
+def test_leaf_pair_scan_keeps_the_pairs_leaf_pairs_keeps(lam, r, F, q):
+    """The scan over a leaf's pairs straight from the cached Gram returns exactly the rows that
+    leaf_pairs (on the gathered block X_C^T X_C) leaves below the cutoff, in the same order, and the
+    smallest of leaf_pairs' other values, bit for bit, with its first pair."""
+    from dpbench.core.oracle.node_kernels import leaf_pair_scan, leaf_pairs
+
+    sess, F, C, A = _leaf(lam, r, F)
+    exact = sess._score_with(F, C, A, sess._gcc(C))[1]
+    cutoff = float(np.quantile(exact, q)) + (1e-6 if q == 1.0 else 0.0)
+    const, W = sess._partial(F)[0]
+    R0, t, mC, U = sess._pair_terms(F, C)
+    cut0 = float(const - W[F].sum())
+    _, vals, need = leaf_pairs(F, C, A, sess._gcc(C), t, mC, U, R0, float(sess.score.lam), cut0, W, cutoff)
+    kept, low, low_pair = leaf_pair_scan(C, sess.score.cached_gram(), t, mC, U, R0, float(sess.score.lam), cut0, W,
+                                         cutoff)
+    np.testing.assert_array_equal(kept, A[need].reshape(-1, 2))
+    if need.all():
+        assert low == np.inf and list(low_pair) == [-1, -1]
+    else:
+        assert low == vals[~need].min()
+        assert list(low_pair) == list(A[~need][np.argmin(vals[~need])])
+    assert 0 < need.sum() < need.size or q in (0.0, 1.0)  # the middle cutoff exercises both branches
+
+
+@pytest.mark.parametrize("target", ["best", "below", "rank"])
+@pytest.mark.parametrize("F", [[3], [0, 2, 7]], ids=lambda F: f"F{len(F)}")
+def test_a_scanned_leaf_leaves_its_target_as_the_blocks_do(target, F):
+    """The search's leaf step through the scan (BranchAndBound._scan_leaf) leaves the optimum and
+    threshold targets exactly as offering every pair's block value does: same incumbent and ties,
+    same kept supports and values in the same order, same smallest value above the bar."""
+    from dpbench.core.oracle.targets import _BelowTarget, _BestTarget
+
+    sess, F, C, A = _leaf(10.0, 1.1, F)
+    s = F.size + 2
+    exact = sess._score_with(F, C, A, sess._gcc(C))[1]
+    S_all = np.sort(np.concatenate([np.broadcast_to(F, (A.shape[0], F.size)), C[A]], axis=1), axis=1)
+    tau = float(np.quantile(exact, 0.3))
+
+    def make():
+        if target == "best":
+            i = int(np.argsort(exact)[len(exact) // 3])
+            return _BestTarget(S_all[i], float(exact[i]), 0.0, set())
+        return _BelowTarget(tau, 7 if target == "rank" else None, [], set(), 10**6, s)
+
+    scanned, blocks = make(), make()
+    assert sess._scan_leaf(F, C, 2, scanned)
+    blocks.offer(*sess._score_with(F, C, A, sess._gcc(C), cutoff=blocks.bar()))
+    if target == "best":
+        assert scanned.ties == blocks.ties and scanned.vmin == blocks.vmin
+        np.testing.assert_array_equal(scanned.S, blocks.S)
+    else:
+        for a, b in zip(scanned.S, blocks.S, strict=True):
+            np.testing.assert_array_equal(a, b)
+        for a, b in zip(scanned.v, blocks.v, strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert scanned.above == blocks.above and scanned.tau == blocks.tau and scanned.count == blocks.count

@@ -553,6 +553,8 @@ class NodeBounds:
         G[:, f:, :f] = cross.transpose(1, 2, 0)
         if m == 1:
             G[:, f, f] = sc.col_sq[idx[:, 0]]
+        elif GCC.ndim == 3:  # each row's own block (B, m, m)
+            G[:, f:, f:] = GCC
         elif GCC.shape[0] < C.size:  # only the rows of the pairs' first features (m = 2)
             G[:, f, f], G[:, f + 1, f + 1] = sc.col_sq[idx[:, 0]], sc.col_sq[idx[:, 1]]
             G[:, f, f + 1] = G[:, f + 1, f] = GCC[A[:, 0], A[:, 1]]

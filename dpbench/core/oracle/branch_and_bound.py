@@ -204,6 +204,8 @@ class BranchAndBound:
                         break
                 continue
             if math.comb(C.size, m) <= leaf_limit:
+                if self._scan_leaf(F, C, m, target):
+                    continue
                 GCC = self._gcc(C)
                 for chunk in iter_supports(C.size, m, chunk_size=max(1, 131_072 // m)):
                     S, vals = self._score_with(F, C, chunk, GCC, cutoff=bar())
@@ -336,6 +338,41 @@ class BranchAndBound:
                 for i in range(k):
                     heapq.heappush(heap, (float(b_all[i]), next(tick), Fk[i], Cs, i + 1, m - 1, dual))
         return "done", nodes, pruned
+
+    def _scan_leaf(self, F, C, m, target):
+        """Offer a leaf's pair completions F ∪ {C[i], C[j]} to ``target`` through
+        :func:`~dpbench.core.oracle.node_kernels.leaf_pair_scan`; False (nothing done) where the
+        scan does not apply, and the caller scores the leaf by blocks (``NodeBounds._score_with``).
+
+        The target is offered the pairs the bounds leave open, scored, and the pair with the
+        smallest of the other bounds: exactly what it would keep of every pair and bound
+        (``_BestTarget`` keeps nothing at or above its bar, ``_BelowTarget`` keeps the smallest
+        value above it), so the search takes the same steps. It applies with two features left,
+        the compiled partial quantities, a cached Gram, a finite bar, one block of pairs (the
+        bar is read once per block) and no excluded supports (which ``_BelowTarget`` drops
+        before it takes the smallest value).
+        """
+        from dpbench.core.oracle.node_kernels import leaf_pair_scan
+
+        sc, cutoff = self.score, target.bar()
+        G = sc.cached_gram()
+        if (m != 2 or not self.partial_compiled or G is None or not np.isfinite(cutoff)
+                or math.comb(C.size, 2) > 131_072 // m or target.excl):
+            return False
+        const, W = self._partial(F)[0]
+        R0, t, mC, U = self._pair_terms(F, C)
+        A, low, low_pair = leaf_pair_scan(np.asarray(C, dtype=np.int64), G, t, mC, U, R0, float(sc.lam),
+                                          float(const - W[F].sum()), W, float(cutoff))
+        vals = np.empty(A.shape[0])
+        if A.shape[0]:
+            idx = C[A]
+            vals = self._solve_rows(F, C, A, G[idx[:, :, None], idx[:, None, :]])
+        if low_pair[0] >= 0:
+            A, vals = np.concatenate([A, low_pair[None]]), np.append(vals, low)
+        S = np.concatenate([np.broadcast_to(F, (A.shape[0], F.size)), C[A]], axis=1)
+        S.sort(axis=1)
+        target.offer(S, vals)
+        return True
 
     def _score_open_pairs(self, F, Cs, k, target):
         """Offer to ``target`` the supports F ∪ {Cs[i], Cs[j]}, i < k, j > i, of the k open children of

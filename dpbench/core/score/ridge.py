@@ -400,6 +400,13 @@ class RidgeScore:
             self._XT = np.ascontiguousarray(self.X.T)
         return self._XT
 
+    def cached_gram(self) -> np.ndarray | None:
+        """The cached ``X^T X``, shape (p, p), float64, in ``gram_mode == "full"``; None otherwise.
+
+        The score's own array (not a copy): callers read it and never write to it.
+        """
+        return self._G
+
     def gram(self, rows, cols) -> np.ndarray:
         """Entries of X^T X (no ridge): ``G[rows][:, cols]`` of shape (len(rows), len(cols))."""
         rows = np.asarray(rows, dtype=np.int64)
