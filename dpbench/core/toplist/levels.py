@@ -55,15 +55,17 @@ _CHUNK = 200_000
 THRESHOLD_MAX_COUNT = 2_000_000
 
 #: Default work limit (branch-and-bound nodes) of each oracle call on the swap levels and of each
-#: root of a threshold enumeration, for ``topr`` and ``mistakes``. A count, so every machine
-#: certifies the same trials. On the 16 shipped real data sets at the defaults (s = 5, Lambda =
-#: 10, issue 22) the hardest certified root took 54 916 nodes (shipp, level 5; singh, level 4:
-#: 35 453 over its 5 roots); with 100 000 every set whose optimum certifies is certified, the
-#: slowest topr + mistakes preparation about 130 s on the 2-core machine. The limit bounds the
-#: time spent before a trial is reported uncertified: a root that reaches it costs about
-#: 100-200 s. Raise it per run with --param topr.node_limit=... (and --retry-uncertified to
-#: redo only the uncertified rows).
-SWAP_LEVEL_NODE_LIMIT = 100_000
+#: root of a threshold enumeration, for ``topr`` and ``mistakes`` (the same for both, so that they
+#: share a trial's listings). A count, so every machine certifies the same trials. On the 16
+#: shipped real data sets at the defaults (s = 5, Lambda = 10, issue 22) the hardest roots are
+#: gravier's: level 4's root that keeps feature 1336 takes 151 002 nodes and level 5's one root
+#: 186 088 (each finished in two parts of about half, split_parts); then shipp's level 5, 54 916.
+#: With 100 000 (until session 22) gravier's topr stopped at level 4, uncertified; with 250 000
+#: every shipped set is certified (gravier's topr + mistakes preparation about 8 min on this
+#: 2-core machine). The limit bounds the time spent before a trial is reported uncertified: a
+#: root that reaches it costs minutes. Raise it per run with --param topr.node_limit=... (and
+#: --retry-uncertified to redo only the uncertified rows), or lower it to hear sooner.
+SWAP_LEVEL_NODE_LIMIT = 250_000
 
 #: The reason an uncertified topr / mistakes preparation gives in its diagnostics.
 UNCERTIFIED_CALL = "an oracle call was not certified optimal (work limit, safety time limit or error)"
