@@ -539,7 +539,8 @@ class NodeBounds:
 
     def _solve_rows(self, F, C, A, GCC):
         """The shared scores of the supports F ∪ C[A_row] (:func:`~dpbench.core.score.solve_blocks` on
-        systems assembled from cached Gram rows): ndarray (B,)."""
+        systems assembled from cached Gram rows): ndarray (B,). ``GCC``: ``X_C^T X_C``, its rows
+        of the pairs' first features, or each row's own block (B, m, m)."""
         sc = self.score
         f, m = F.size, A.shape[1]
         s = f + m

@@ -20,6 +20,7 @@ from dpbench.core.oracle.bounds import _top_sum_excluding, _topm_prefix
 from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, roots
 from dpbench.core.oracle.limits import _LIMIT_MESSAGES, TAIL_SHARE, Budget
 from dpbench.core.oracle.blas import one_blas_thread
+from dpbench.core.oracle.node_kernels import leaf_pair_scan
 from dpbench.core.oracle.relaxation import child_bounds, dual_bounds
 from dpbench.core.oracle.split import search_parts
 from dpbench.core.oracle.targets import _BelowTarget, _BestTarget
@@ -36,6 +37,9 @@ _CHUNK = 200_000
 #: restricted).
 THRESHOLD_RESTRICT_FACTOR = 2
 
+
+#: Pairs (or m-tuples, times m) of a leaf scored per block; the bar is read once per block.
+LEAF_BLOCK = 131_072
 
 #: A node with two features left scores its open children's pairs itself (``open_pairs``,
 #: :meth:`BranchAndBound._score_open_pairs`) only when its candidates' columns, gathered once, hold
@@ -207,7 +211,7 @@ class BranchAndBound:
                 if self._scan_leaf(F, C, m, target):
                     continue
                 GCC = self._gcc(C)
-                for chunk in iter_supports(C.size, m, chunk_size=max(1, 131_072 // m)):
+                for chunk in iter_supports(C.size, m, chunk_size=max(1, LEAF_BLOCK // m)):
                     S, vals = self._score_with(F, C, chunk, GCC, cutoff=bar())
                     target.offer(S, vals)
                 continue
@@ -352,12 +356,10 @@ class BranchAndBound:
         bar is read once per block) and no excluded supports (which ``_BelowTarget`` drops
         before it takes the smallest value).
         """
-        from dpbench.core.oracle.node_kernels import leaf_pair_scan
-
         sc, cutoff = self.score, target.bar()
         G = sc.cached_gram()
         if (m != 2 or not self.partial_compiled or G is None or not np.isfinite(cutoff)
-                or math.comb(C.size, 2) > 131_072 // m or target.excl):
+                or math.comb(C.size, 2) > LEAF_BLOCK // m or target.excl):
             return False
         const, W = self._partial(F)[0]
         R0, t, mC, U = self._pair_terms(F, C)

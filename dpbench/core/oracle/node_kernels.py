@@ -218,6 +218,28 @@ def partial_quantities(RF, F, c, yy, col_sq, lam, r):
 
 
 @njit(**_JIT)
+def _pair_bound(gij, U, i, j, mC, t, R0, lam, lo):
+    """The closed-form bound of :func:`pair_bounds` for the pair (i, j) of positions in C, from its
+    Gram entry ``gij = x_i^T x_j``; -inf where the pair's Schur complement is not proven >= lam I
+    (``lo`` = lam (1 - 1e-9)). The one copy of this arithmetic in both leaf kernels, so that
+    :func:`leaf_pairs` and :func:`leaf_pair_scan` give the same bounds bit for bit."""
+    Mij = gij
+    for r_ in range(U.shape[0]):
+        Mij -= U[r_, i] * U[r_, j]
+    mi = mC[i]
+    mj = mC[j]
+    det = mi * mj - Mij * Mij
+    if mi >= lo and mj >= lo and det >= lam * lo:
+        ti = t[i]
+        tj = t[j]
+        gain = (mj * ti * ti - 2.0 * Mij * ti * tj + mi * tj * tj) / det
+        pb = R0 - gain - 1e-12 * (abs(R0) + abs(gain))
+        if np.isfinite(pb):
+            return pb
+    return -np.inf
+
+
+@njit(**_JIT)
 def leaf_pairs(F, C, A, GCC, t, mC, U, R0, lam, cut0, W, cutoff):
     """Supports and bounds of a leaf's pair completions F ∪ {C[A[b, 0]], C[A[b, 1]]}.
 
@@ -276,20 +298,10 @@ def leaf_pairs(F, C, A, GCC, t, mC, U, R0, lam, cut0, W, cutoff):
         if lb >= cutoff:
             vals[b] = lb
             continue
-        Mij = GCC[i, j]
-        for r_ in range(U.shape[0]):
-            Mij -= U[r_, i] * U[r_, j]
-        mi = mC[i]
-        mj = mC[j]
-        ti = t[i]
-        tj = t[j]
-        det = mi * mj - Mij * Mij
-        if mi >= lo and mj >= lo and det >= lam * lo:
-            gain = (mj * ti * ti - 2.0 * Mij * ti * tj + mi * tj * tj) / det
-            pb = R0 - gain - 1e-12 * (abs(R0) + abs(gain))
-            if np.isfinite(pb) and pb >= cutoff:
-                vals[b] = pb
-                continue
+        pb = _pair_bound(GCC[i, j], U, i, j, mC, t, R0, lam, lo)
+        if pb >= cutoff:
+            vals[b] = pb
+            continue
         need[b] = True
     return S, vals, need
 
@@ -370,7 +382,6 @@ def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff):
         Positions of the first pair with that bound (-1, -1 if none).
     """
     c = C.size
-    f = U.shape[0]
     need = np.empty((c * (c - 1) // 2, 2), dtype=np.int64)
     k = 0
     low = np.inf
@@ -379,24 +390,11 @@ def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff):
     for i in range(c):
         u = C[i]
         cut_i = cut0 - W[u]
-        mi = mC[i]
-        ti = t[i]
         for j in range(i + 1, c):
             v = C[j]
             lb = cut_i - W[v]
             if lb < cutoff:
-                Mij = G[u, v]
-                for r_ in range(f):
-                    Mij -= U[r_, i] * U[r_, j]
-                mj = mC[j]
-                tj = t[j]
-                det = mi * mj - Mij * Mij
-                lb = -np.inf
-                if mi >= lo and mj >= lo and det >= lam * lo:
-                    gain = (mj * ti * ti - 2.0 * Mij * ti * tj + mi * tj * tj) / det
-                    pb = R0 - gain - 1e-12 * (abs(R0) + abs(gain))
-                    if np.isfinite(pb):
-                        lb = pb
+                lb = _pair_bound(G[u, v], U, i, j, mC, t, R0, lam, lo)
                 if not lb >= cutoff:
                     need[k, 0] = i
                     need[k, 1] = j
