@@ -326,26 +326,3 @@ def test_inputs_are_not_modified(B):
     np.testing.assert_array_equal(G, G0)
     np.testing.assert_array_equal(c, c0)
     np.testing.assert_array_equal(S, S0)
-
-
-@pytest.mark.parametrize("gram", ["full", "columns"])
-def test_a_pickled_score_carries_each_array_once_and_scores_alike(gram):
-    """A pickle (what a dask task receives) holds X and the Gram once, not the Gram's flat view or the
-    copy X^T as well, and the unpickled score gives the same scores, bit for bit."""
-    import pickle
-
-    rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(40, 60)), rng.normal(size=40)
-    score = RidgeScore(X, y, lam=1.0, r=1.1, gram=gram)
-    S = np.sort(rng.choice(60, size=(500, 3)), axis=1)
-    S = S[(np.diff(S, axis=1) > 0).all(axis=1)]
-    before = score(S)
-    score.transposed()
-    blob = pickle.dumps(score, protocol=5)
-    arrays = X.nbytes + (60 * 60 * 8 if gram == "full" else 0)
-    assert arrays < len(blob) < arrays + 8 * 1024
-    back = pickle.loads(blob)
-    np.testing.assert_array_equal(back(S), before)
-    if gram == "full":
-        assert np.shares_memory(back._Gflat, back._G)
-    np.testing.assert_array_equal(back.transposed(), X.T)

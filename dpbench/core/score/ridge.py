@@ -389,18 +389,6 @@ class RidgeScore:
         self._Gflat = self._G.ravel() if self._G is not None else None
         self._XT = None  # X^T, made on first use in columns mode
 
-    def __getstate__(self):
-        # The flat view of the Gram and the copy X^T are made from X and the Gram: a pickle (the
-        # session a dask task receives) carries each array once, and unpickling makes them
-        # again, bit for bit. A view pickles as a copy, so the Gram went twice (gravier: 143
-        # instead of 75 MB).
-        return {**self.__dict__, "_Gflat": None, "_XT": None}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        if self._G is not None:
-            self._Gflat = self._G.ravel()
-
     def transposed(self) -> np.ndarray:
         """X^T as a C-contiguous array of shape (p, n), float64: row j is column j of X, contiguous.
 
