@@ -8,8 +8,11 @@ named by (seed, setting, trial, method, epsilon), the results equal those of a s
 
 from __future__ import annotations
 
+import pickle
+
 from dpbench.bench.signals import ignore_sigint
 from dpbench.core.errors import UserInputError
+from dpbench.core.oracle.parallel import in_band
 
 
 def backend_results(worker, cfg, tasks, jobs: int, backend: str, scheduler: str | None = None, on_event=None,
@@ -88,7 +91,8 @@ def dask_results(worker, cfg, tasks, scheduler: str | None = None, jobs: int = 1
             cluster = _local_cluster(LocalCluster, jobs)
             client = Client(cluster)
         with client:
-            futures = [client.submit(worker, cfg, t, pure=False) for t in tasks]
+            # in band: a trial's arrays arrive aligned, so its results are those of a serial run (in_band)
+            futures = [client.submit(_run_in_band, worker, in_band((cfg, t)), pure=False) for t in tasks]
             for fut in as_completed(futures):
                 yield fut.result()
     finally:
@@ -99,6 +103,12 @@ def dask_results(worker, cfg, tasks, scheduler: str | None = None, jobs: int = 1
             # warnings are the expected end, not news for the user
             logging.getLogger("distributed").setLevel(logging.CRITICAL)
             cluster.close()
+
+
+def _run_in_band(worker, blob):
+    """``worker(cfg, task)`` in a dask task, ``(cfg, task)`` sent as :func:`~dpbench.core.oracle.parallel.in_band` bytes."""
+    cfg, task = pickle.loads(blob)
+    return worker(cfg, task)
 
 
 def check_scheduler_address(scheduler: str) -> str:

@@ -244,7 +244,7 @@ def test_inside_a_dask_task_the_roots_become_cluster_tasks_with_the_serial_answe
             # (client.submit's own ``workers`` keyword places tasks: the call's goes through partial)
             call = functools.partial(_roots.threshold_by_roots, workers=2, **kw)
             spread = client.submit(call, session, *args, pure=False).result()
-        roots = [t for t in stream.data if str(t["key"]).startswith("_call-")]
+        roots = [t for t in stream.data if str(t["key"]).startswith("_call_in_band-")]
         assert len({t["key"] for t in roots}) == math.comb(4, 2)  # one cluster task per root
         squares = client.submit(functools.partial(parallel.map_calls, workers=3), operator.mul,
                                 [(i, i) for i in (5, 1, 4, 2)], pure=False)

@@ -371,8 +371,10 @@ class RidgeScore:
             raise UserInputError(f"ridge penalty lam = {lam} must be finite and >= 0")
         if not r > 0:
             raise UserInputError(f"coefficient bound r = {r} must be > 0")
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
-        self.y = np.asarray(y, dtype=np.float64)
+        # aligned: numpy and the compiled kernels round differently on data that is not 8-byte
+        # aligned (a memory map, a buffer at an odd offset), and a search would take other steps
+        self.X = np.require(X, dtype=np.float64, requirements=["C", "A"])
+        self.y = np.require(y, dtype=np.float64, requirements=["A"])
         self.lam = float(lam)
         self.r = float(r)
         self.n, self.p = self.X.shape
@@ -388,6 +390,12 @@ class RidgeScore:
         # Raveled view for the flat-index gather of the lower triangles in _solve.
         self._Gflat = self._G.ravel() if self._G is not None else None
         self._XT = None  # X^T, made on first use in columns mode
+
+    def __setstate__(self, state):
+        # an unpickled array may sit at any byte offset of a received message (dask sends arrays as
+        # frames of their own): copied to aligned memory, as in __init__, bit for bit
+        self.__dict__.update({k: np.require(v, requirements=["A"]) if isinstance(v, np.ndarray) else v
+                              for k, v in state.items()})
 
     def transposed(self) -> np.ndarray:
         """X^T as a C-contiguous array of shape (p, n), float64: row j is column j of X, contiguous.
