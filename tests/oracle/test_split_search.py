@@ -8,6 +8,8 @@ alike on both.
 """
 
 import os
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -139,11 +141,45 @@ def _can_fork_here(_):
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2 or not parallel.can_fork(), reason="needs two CPUs and fork")
-def test_a_call_inside_a_map_does_not_fork_again():
-    """A split search inside one of a level's forked roots runs its parts one after another: the
-    map's processes already fill the CPUs it asked for."""
+def test_a_call_inside_a_map_does_not_start_a_pool_of_its_own():
+    """Inside one of a map's processes no pool is started (multiprocessing forbids a daemonic
+    process children); a map there forks its own way (the next test)."""
     assert parallel.map_calls(_can_fork_here, [(0,), (1,)], workers=2) == [False, False]
     assert parallel.can_fork()
+
+
+def _square_where(i):
+    return i * i, os.getpid(), parallel._can_fork_nested()
+
+
+def _inner_map(k, fail):
+    if fail:
+        return parallel.map_calls(_fail_on_three, [(i,) for i in range(5)], workers=2)
+    return os.getpid(), parallel.map_calls(_square_where, [(10 * k + i,) for i in range(5)], workers=2)
+
+
+def _fail_on_three(i):
+    if i == 3:
+        raise ValueError("part 3 failed")
+    return i
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not parallel.can_fork() or not sys.platform.startswith("linux"),
+                    reason="needs two CPUs, fork and Linux")
+def test_a_map_inside_a_maps_call_forks_its_other_calls_with_the_serial_results():
+    """A split search inside one of a level's forked roots runs its parts on that process and one
+    forked beside it (a long root's parts then use the core its short neighbours left): the
+    results in argument order, as one after another; the forked process forks no further; an
+    exception of a forked call is raised in the map's process."""
+    out = parallel.map_calls(_inner_map, [(0, False), (1, False)], workers=2)
+    for k, (pid, inner) in enumerate(out):
+        assert [sq for sq, _, _ in inner] == [(10 * k + i) ** 2 for i in range(5)]
+        here = {where for _, where, _ in inner[0::2]}
+        beside = {where for _, where, _ in inner[1::2]}
+        assert here == {pid} and len(beside) == 1 and beside != here  # calls 1, 3 on one forked process
+        assert not any(nested for _, where, nested in inner if where != pid)
+    with pytest.raises(ValueError, match="part 3 failed"):
+        parallel.map_calls(_inner_map, [(0, True), (1, True)], workers=2)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -194,3 +230,70 @@ def test_inside_a_dask_task_the_parts_become_cluster_tasks_with_the_serial_answe
         parts = {t["key"] for t in stream.data if str(t["key"]).startswith("_call_in_band-")}
     assert parts and len(parts) % 2 == 0
     assert spread == serial == here and serial[3] == "optimal"
+
+
+
+def _wait_for(path):
+    for _ in range(600):
+        if os.path.exists(path):
+            return
+        time.sleep(0.05)
+
+
+def _gone(pid):
+    for _ in range(100):  # the kernel signals at once; allow the reaping
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _part_or_stop(i, note):
+    if i == 1:  # the forked part: say where it runs, then outlive any test
+        with open(note, "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(120)
+        return i
+    _wait_for(note)  # the map's own part fails while the forked one runs
+    raise RuntimeError("stop the parts")
+
+
+def _inner_stops(note):
+    return parallel.map_calls(_part_or_stop, [(0, note), (1, note)], workers=2)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not parallel.can_fork() or not sys.platform.startswith("linux"),
+                    reason="needs two CPUs, fork and Linux")
+def test_a_part_forked_in_a_maps_process_ends_when_its_process_stops(tmp_path):
+    """When the map's own part raises, the part it forked is killed at once (not awaited); and a
+    part whose process ends (a stopped map terminates its processes) is killed by the kernel
+    (``PR_SET_PDEATHSIG``): no process is left running after a Ctrl-C, a SIGTERM or an error."""
+    import multiprocessing as mp
+
+    note = str(tmp_path / "pid")
+    t0 = time.perf_counter()
+    with pytest.raises(RuntimeError, match="stop the parts"):
+        parallel.map_calls(_inner_stops, [(note,), (str(tmp_path / "unused"),)], workers=2)
+    assert time.perf_counter() - t0 < 60 and _gone(int(open(note).read()))
+
+    orphan = str(tmp_path / "orphan")
+    proc = mp.get_context("fork").Process(target=_fork_and_end, args=(orphan,))
+    proc.start()
+    proc.join(30)
+    _wait_for(orphan)
+    assert _gone(int(open(orphan).read()))
+
+
+def _fork_and_end(note):
+    """A process that forks a part as a map's process would, then ends at once."""
+    parent = os.getpid()
+    if os.fork() == 0:
+        parallel._end_with_parent(parent)
+        with open(note, "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(120)
+        os._exit(0)
+    _wait_for(note)
+    os._exit(0)

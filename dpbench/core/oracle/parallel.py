@@ -13,7 +13,9 @@ in the caller gives the same result. The number of processes is bounded by ``wor
 number of calls and the machine's CPU count. They are a ``multiprocessing`` pool's daemonic
 workers: they ignore SIGINT (a terminal's Ctrl-C reaches the whole process group), and when
 the caller stops (Ctrl-C, SIGTERM, an error) the pool terminates them at once instead of
-waiting for their calls. A call inside one of them runs its own calls one after another.
+waiting for their calls. A map inside one of their calls (a split search in one of a level's
+roots) forks its other calls with ``os.fork`` (on Linux, in processes that end with it), so that
+a long root's parts use the cores its short neighbours have left.
 
 Inside a task of a dask.distributed cluster (``dpbench compare --backend dask``) the calls
 become tasks of that cluster instead (issue 22, item 3: a trial's subtrees spread over the
@@ -40,6 +42,12 @@ __all__ = ["can_fork", "in_band", "in_dask_task", "map_calls", "map_calls_beside
 
 #: (function, argument tuples) of the running map, read by the forked children.
 _TASK = None
+
+#: True in a process forked by a map inside a map's call (:func:`_map_in_child`): it forks no further.
+_NESTED = False
+
+#: Linux's prctl option that signals a process when its parent ends (``PR_SET_PDEATHSIG``).
+_PR_SET_PDEATHSIG = 1
 
 
 def _call(payload, i):
@@ -152,10 +160,94 @@ def can_fork() -> bool:
     daemonic, this is its main thread (a fork copies only the calling thread, so a task
     thread of a dask worker, with other threads holding locks, stays serial), and no map of this
     module is running here or in a parent (a forked child inherits ``_TASK``): the calls of a map
-    already fill the processes it asked for, so a call inside one (a split search in one of a
-    level's roots, :mod:`dpbench.core.oracle.split`) runs its own calls one after another."""
+    fill the processes it asked for. A map inside one of them (a split search in one of a level's
+    roots, :mod:`dpbench.core.oracle.split`) forks its own way instead (:func:`_can_fork_nested`)."""
     return ("fork" in mp.get_all_start_methods() and not mp.current_process().daemon
             and threading.current_thread() is threading.main_thread() and _TASK is None)
+
+
+def _can_fork_nested() -> bool:
+    """Whether a map inside one of a map's forked calls may fork too (:func:`_map_in_child`).
+
+    A level's roots run on a map's processes, and a long root splits its search into parts
+    (:mod:`dpbench.core.oracle.split`). When the level's other roots are short, their process
+    falls idle while the long root's parts run one after another (gravier's level 4 at the
+    defaults: one root of five runs alone for about four of its five minutes). Only in a map's
+    own process (a daemonic pool worker, where multiprocessing forbids children), only on Linux,
+    where a process forked here can be made to end with its parent, and not again in a process
+    forked for a part.
+    """
+    return (_TASK is not None and not _NESTED and sys.platform.startswith("linux")
+            and mp.current_process().daemon and threading.current_thread() is threading.main_thread())
+
+
+def _end_with_parent(parent: int) -> None:
+    """In a process forked by :func:`_map_in_child`: be killed when ``parent`` ends (a stopped map
+    terminates its pool processes, not their children), and end now if it already has."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _map_in_child(fn, args, n):
+    """``[fn(*a) for a in args]`` in a map's process: calls ``j, j + n, ...`` on the j-th of ``n - 1``
+    processes forked here (``os.fork``; results pickled back through a pipe), the others here.
+
+    The calls are deterministic functions of their arguments, so the results equal those of the
+    calls run one after another. At most ``n - 1`` processes are added to the map's (``n`` is the
+    nested map's own ``workers``, capped by the CPU count), and they fork no further.
+    """
+    global _NESTED
+    parent = os.getpid()
+    forked = []
+    try:
+        for j in range(1, n):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the forked process: its calls, then its results down the pipe, then exit
+                os.close(r)
+                code = 0
+                try:
+                    _end_with_parent(parent)
+                    _NESTED = True
+                    try:
+                        out = ("ok", [fn(*a) for a in args[j::n]])
+                    except Exception as exc:  # sent back and raised by the map's process
+                        out = ("error", exc)
+                    with os.fdopen(w, "wb") as pipe:
+                        pickle.dump(out, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+                except BaseException:
+                    code = 1
+                finally:
+                    os._exit(code)  # never return into the caller's stack, nor run its exit handlers
+            os.close(w)
+            forked.append((pid, r))
+        results = [None] * len(args)
+        results[0::n] = [fn(*a) for a in args[0::n]]
+        for j, (pid, r) in enumerate(forked, start=1):
+            forked[j - 1] = (pid, None)  # its pipe is closed here, whatever happens
+            with os.fdopen(r, "rb") as pipe:
+                try:
+                    status, out = pickle.load(pipe)
+                except (EOFError, pickle.UnpicklingError):  # it ended without writing all (killed)
+                    status, out = "error", RuntimeError("a forked part of a split search ended without a result")
+            os.waitpid(pid, 0)
+            if status == "error":
+                raise out
+            results[j::n] = out
+        return results
+    finally:
+        for pid, r in forked:
+            if r is not None:  # stopped early (an error here): end and reap the processes still running
+                os.close(r)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
 
 
 def usable_workers(workers: int, calls: int) -> int:
@@ -194,6 +286,9 @@ def map_calls(fn, args, workers: int = 1) -> list:
         return _map_on_dask(fn, args, min(int(workers), len(args)))
     n = usable_workers(workers, len(args))
     if n == 1:
+        nested = min(int(workers), len(args), os.cpu_count() or 1)
+        if nested > 1 and _can_fork_nested():
+            return _map_in_child(fn, args, nested)
         return [fn(*a) for a in args]
     _TASK = (fn, args)
     try:
