@@ -240,6 +240,14 @@ def _wait_for(path):
         time.sleep(0.05)
 
 
+def _note_pid(note):
+    """Write this process's pid to ``note`` whole (written aside, then renamed): a reader that sees
+    the file sees the pid."""
+    with open(note + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(note + ".tmp", note)
+
+
 def _gone(pid):
     for _ in range(100):  # the kernel signals at once; allow the reaping
         try:
@@ -252,8 +260,7 @@ def _gone(pid):
 
 def _part_or_stop(i, note):
     if i == 1:  # the forked part: say where it runs, then outlive any test
-        with open(note, "w") as f:
-            f.write(str(os.getpid()))
+        _note_pid(note)
         time.sleep(120)
         return i
     _wait_for(note)  # the map's own part fails while the forked one runs
@@ -291,8 +298,7 @@ def _fork_and_end(note):
     parent = os.getpid()
     if os.fork() == 0:
         parallel._end_with_parent(parent)
-        with open(note, "w") as f:
-            f.write(str(os.getpid()))
+        _note_pid(note)
         time.sleep(120)
         os._exit(0)
     _wait_for(note)
