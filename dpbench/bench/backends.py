@@ -106,7 +106,8 @@ def dask_results(worker, cfg, tasks, scheduler: str | None = None, jobs: int = 1
 
 
 def _run_in_band(worker, blob):
-    """``worker(cfg, task)`` in a dask task, ``(cfg, task)`` sent as :func:`~dpbench.core.oracle.parallel.in_band` bytes."""
+    """``worker(cfg, task)`` in a dask task; ``(cfg, task)`` arrive as
+    :func:`~dpbench.core.oracle.parallel.in_band` bytes, so their arrays are aligned."""
     cfg, task = pickle.loads(blob)
     return worker(cfg, task)
 

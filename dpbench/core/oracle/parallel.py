@@ -20,11 +20,12 @@ a long root's parts use the cores its short neighbours have left.
 Inside a task of a dask.distributed cluster (``dpbench compare --backend dask``) the calls
 become tasks of that cluster instead (issue 22, item 3: a trial's subtrees spread over the
 cluster's workers): the function and its arguments are sent once (pickled in band, the session
-with its caches as a fork would copy it, so that its arrays arrive aligned: :func:`in_band`), at most ``workers`` of the calls run at a time, and the
-task that asked waits outside the worker's thread pool (``distributed.worker_client``), so
-its slot serves the calls. Elsewhere where forking is unavailable or unsafe -- no ``fork``
-start method (Windows), a daemonic process (a multiprocessing worker may not have children),
-a thread other than the main one -- the calls run one after another, with the same results.
+with its caches as a fork would copy it, so that its arrays arrive aligned: :func:`in_band`), at
+most ``workers`` of the calls run at a time, and the task that asked waits outside the worker's
+thread pool (``distributed.worker_client``), so its slot serves the calls. Elsewhere where
+forking is unavailable or unsafe -- no ``fork`` start method (Windows), a daemonic process (a
+multiprocessing worker may not have children), a thread other than the main one -- the calls run
+one after another, with the same results.
 """
 
 from __future__ import annotations
