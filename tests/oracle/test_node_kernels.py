@@ -158,6 +158,30 @@ def _leaf(lam, r, F, c=16):
     return sess, F, C, A
 
 
+@pytest.mark.parametrize("lam,r", [(0.5, np.inf), (10.0, 1.1), (1e-3, 0.05)], ids=["unbounded", "lam10", "tiny-lam"])
+@pytest.mark.parametrize("F", [[3], [1, 4], [0, 2, 7], [1, 3, 4, 9]], ids=lambda F: f"F{len(F)}")
+def test_compiled_pair_terms_match_numpy_and_bound_every_pair(lam, r, F):
+    """The compiled pair terms (node_kernels.pair_terms) equal the numpy reference to rounding, and
+    the pair bounds built on them are below the exact score of every pair of the leaf (the ridge
+    score without the l2 bound, itself below the score)."""
+    from dpbench.core.oracle.node_kernels import pair_bounds
+
+    sess, F, C, A = _leaf(lam, r, F, c=20)
+    assert sess.partial_compiled
+    R0, t, mC, U = sess._pair_terms(F, C)
+    R0n, tn, mCn, Un = sess._pair_terms_numpy(F, C, R0)
+    scale = max(1.0, float(sess.score.yy))
+    assert R0 == R0n
+    np.testing.assert_allclose(t, tn, rtol=1e-10, atol=1e-12 * scale)
+    np.testing.assert_allclose(mC, mCn, rtol=1e-10, atol=1e-12 * scale)
+    np.testing.assert_allclose(U, Un, rtol=1e-10, atol=1e-12 * scale)
+    assert U.shape == (F.size, C.size) and U.flags.c_contiguous
+    exact = sess._score_with(F, C, A, sess._gcc(C))[1]
+    lb = pair_bounds(sess._gcc(C), A, t, mC, U, R0, sess.score.lam)
+    assert np.all(lb <= exact * (1 + 1e-12) + 1e-12)
+    assert np.isfinite(lb).mean() > 0.9  # the bounds are not vacuous
+
+
 @pytest.mark.parametrize("lam,r", [(0.5, np.inf), (0.5, 0.05), (10.0, 1.1)], ids=["unbounded", "ball-active", "lam10"])
 @pytest.mark.parametrize("F", [[], [3], [1, 4], [0, 2, 7]], ids=lambda F: f"F{len(F)}")
 @pytest.mark.parametrize("q", [0.0, 0.25, 1.0])

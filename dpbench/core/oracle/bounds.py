@@ -576,10 +576,24 @@ class NodeBounds:
 
     def _pair_terms(self, F, C):
         """The per-candidate terms of :meth:`_pair_bounds`: ``(R0, t (c,), diag(M) (c,), U (f, c))``
-        with ``U = L^{-1} X_F^T X_C``."""
+        with ``U = L^{-1} X_F^T X_C``, in one compiled pass
+        (:func:`~dpbench.core.oracle.node_kernels.pair_terms`) with the compiled partial
+        quantities, else with numpy (:meth:`_pair_terms_numpy`, the reference)."""
+        sc = self.score
+        (_, _), (R0, _) = self._partial(F)
+        if F.size and self.partial_compiled:
+            from dpbench.core.oracle.node_kernels import pair_terms
+
+            RFU = self._rows(F, np.concatenate([F, C]))
+            ok, t, mC, U = pair_terms(RFU, sc.c[F], sc.c[C], sc.col_sq[C], float(sc.lam))
+            if ok:
+                return float(R0), t, mC, U
+        return self._pair_terms_numpy(F, C, R0)
+
+    def _pair_terms_numpy(self, F, C, R0):
+        """:meth:`_pair_terms` with numpy's Cholesky factorisation and triangular solves."""
         sc = self.score
         lam = sc.lam
-        (_, _), (R0, _) = self._partial(F)
         if F.size:
             RFU = self._rows(F, np.concatenate([F, C]))
             RFC = RFU[:, F.size:]
