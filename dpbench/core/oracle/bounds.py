@@ -576,35 +576,19 @@ class NodeBounds:
 
     def _pair_terms(self, F, C):
         """The per-candidate terms of :meth:`_pair_bounds`: ``(R0, t (c,), diag(M) (c,), U (f, c))``
-        with ``U = L^{-1} X_F^T X_C``, in one compiled pass
-        (:func:`~dpbench.core.oracle.node_kernels.pair_terms`) with the compiled partial
-        quantities, else with numpy (:meth:`_pair_terms_numpy`, the reference)."""
+        with ``U = L^{-1} X_F^T X_C`` (:func:`~dpbench.core.oracle.node_kernels.pair_terms`, compiled
+        with the compiled partial quantities, else its numpy reference ``pair_terms_numpy``)."""
+        from dpbench.core.oracle.node_kernels import pair_terms, pair_terms_numpy
+
         sc = self.score
         (_, _), (R0, _) = self._partial(F)
-        if F.size and self.partial_compiled:
-            from dpbench.core.oracle.node_kernels import pair_terms
-
-            RFU = self._rows(F, np.concatenate([F, C]))
-            ok, t, mC, U = pair_terms(RFU, sc.c[F], sc.c[C], sc.col_sq[C], float(sc.lam))
-            if ok:
-                return float(R0), t, mC, U
-        return self._pair_terms_numpy(F, C, R0)
-
-    def _pair_terms_numpy(self, F, C, R0):
-        """:meth:`_pair_terms` with numpy's Cholesky factorisation and triangular solves."""
-        sc = self.score
-        lam = sc.lam
-        if F.size:
-            RFU = self._rows(F, np.concatenate([F, C]))
-            RFC = RFU[:, F.size:]
-            L = np.linalg.cholesky(RFU[:, :F.size] + lam * np.eye(F.size))
-            b0 = np.linalg.solve(L.T, np.linalg.solve(L, sc.c[F]))
-            t = sc.c[C] - RFC.T @ b0
-            U = np.linalg.solve(L, RFC)  # (f, c)
-        else:
-            t, U = sc.c[C], np.zeros((0, C.size))
-        mC = sc.col_sq[C] + lam - np.einsum("fc,fc->c", U, U)
-        return float(R0), t, mC, np.ascontiguousarray(U)
+        if not F.size:
+            return float(R0), sc.c[C], sc.col_sq[C] + sc.lam, np.zeros((0, C.size))
+        args = (self._rows(F, np.concatenate([F, C])), sc.c[F], sc.c[C], sc.col_sq[C], float(sc.lam))
+        ok, t, mC, U = pair_terms(*args) if self.partial_compiled else (False, None, None, None)
+        if not ok:
+            t, mC, U = pair_terms_numpy(*args)
+        return float(R0), t, mC, U
 
     def _gcc(self, C):
         sc = self.score

@@ -37,7 +37,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["leaf_pair_scan", "leaf_pairs", "pair_bounds", "pair_terms", "partial_quantities"]
+__all__ = ["leaf_pair_scan", "leaf_pairs", "pair_bounds", "pair_terms", "pair_terms_numpy", "partial_quantities"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -215,6 +215,24 @@ def partial_quantities(RF, F, c, yy, col_sq, lam, r):
     for i in range(k):
         h[F[i]] = 0.0
     return True, const, W, R0, h, m
+
+
+def pair_terms_numpy(RFU, cF, cC, col_sqC, lam):
+    """The numpy reference of :func:`pair_terms` (numpy's Cholesky factorisation and triangular
+    solves): ``(t, mC, U)``, same arguments.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When ``X_F^T X_F + lam I`` is not numerically positive definite.
+    """
+    f = cF.size
+    RFC = RFU[:, f:]
+    L = np.linalg.cholesky(RFU[:, :f] + lam * np.eye(f))
+    b0 = np.linalg.solve(L.T, np.linalg.solve(L, cF))
+    U = np.linalg.solve(L, RFC)  # (f, c)
+    mC = col_sqC + lam - np.einsum("fc,fc->c", U, U)
+    return cC - RFC.T @ b0, mC, np.ascontiguousarray(U)
 
 
 @njit(**_JIT)
