@@ -23,11 +23,11 @@ the same arithmetic in one compiled pass:
 cut bound, the closed-form pair bound of :func:`pair_bounds` (its numpy reference) and the
 sorted supports. :func:`leaf_pair_scan` does the same two bounds for every pair of a leaf's
 candidates straight from the cached p x p Gram matrix, and returns only the pairs that need a
-score.
+score. Both read the per-candidate terms of :func:`pair_terms`.
 
 ``tests/oracle/test_node_kernels.py`` checks the kernels against the numpy references
-(:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial_numpy`, the numpy path of
-:meth:`~dpbench.core.oracle.bounds.NodeBounds._score_with`).
+(:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial_numpy`, :func:`pair_terms_numpy`, the
+numpy path of :meth:`~dpbench.core.oracle.bounds.NodeBounds._score_with`).
 """
 
 from __future__ import annotations
@@ -244,8 +244,9 @@ def pair_terms(RFU, cF, cC, col_sqC, lam):
     ``t = X_C^T y - (X_F^T X_C)^T b0`` and ``mC = ||x_c||^2 + lam - ||U[:, c]||^2`` (the Schur
     complement of ``G_l`` for each candidate alone: :func:`partial_quantities`' ``m`` before its
     floor at lam). A leaf with two features left needs them for its few hundred candidates;
-    with numpy's Cholesky factorisation and triangular solves of the f x f system that was
-    about 0.25 ms a leaf, a tenth of gravier's level-5 listing (issue 22, session 24).
+    with numpy's Cholesky factorisation and triangular solves of the f x f system
+    (:func:`pair_terms_numpy`) they took 0.36 ms a leaf, 0.16 ms this way, and gravier's level-5
+    listing has about 120 000 such leaves (issue 22, docs/performance.md, session 24).
 
     Parameters
     ----------
