@@ -185,13 +185,17 @@ def test_compiled_pair_terms_match_numpy_and_bound_every_pair(lam, r, F):
 @pytest.mark.parametrize("lam,r", [(0.5, np.inf), (0.5, 0.05), (10.0, 1.1)], ids=["unbounded", "ball-active", "lam10"])
 @pytest.mark.parametrize("F", [[], [3], [1, 4], [0, 2, 7]], ids=lambda F: f"F{len(F)}")
 @pytest.mark.parametrize("q", [0.0, 0.25, 1.0])
-def test_leaf_pair_scan_keeps_the_pairs_leaf_pairs_keeps(lam, r, F, q):
+@pytest.mark.parametrize("rows", ["all", 3])
+def test_leaf_pair_scan_keeps_the_pairs_leaf_pairs_keeps(lam, r, F, q, rows):
     """The scan over a leaf's pairs straight from the cached Gram returns exactly the rows that
     leaf_pairs (on the gathered block X_C^T X_C) leaves below the cutoff, in the same order, and the
-    smallest of leaf_pairs' other values, bit for bit, with its first pair."""
+    smallest of leaf_pairs' other values, bit for bit, with its first pair; with ``rows`` = 3, the
+    same over the pairs whose first position is below 3 (a node's first three open children)."""
     from dpbench.core.oracle.node_kernels import leaf_pair_scan, leaf_pairs
 
     sess, F, C, A = _leaf(lam, r, F)
+    rows = C.size if rows == "all" else rows
+    A = A[A[:, 0] < rows]
     exact = sess._score_with(F, C, A, sess._gcc(C))[1]
     cutoff = float(np.quantile(exact, q)) + (1e-6 if q == 1.0 else 0.0)
     const, W = sess._partial(F)[0]
@@ -199,7 +203,7 @@ def test_leaf_pair_scan_keeps_the_pairs_leaf_pairs_keeps(lam, r, F, q):
     cut0 = float(const - W[F].sum())
     _, vals, need = leaf_pairs(F, C, A, sess._gcc(C), t, mC, U, R0, float(sess.score.lam), cut0, W, cutoff)
     kept, low, low_pair = leaf_pair_scan(C, sess.score.cached_gram(), t, mC, U, R0, float(sess.score.lam), cut0, W,
-                                         cutoff)
+                                         cutoff, rows)
     np.testing.assert_array_equal(kept, A[need].reshape(-1, 2))
     if need.all():
         assert low == np.inf and list(low_pair) == [-1, -1]

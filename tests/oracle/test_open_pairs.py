@@ -122,3 +122,55 @@ def test_the_gathered_columns_are_capped(monkeypatch):
     res = _session(score, 4, 2**20).solve(overlap=(S1, 1))
     assert seen["calls"] == 0
     np.testing.assert_array_equal(np.sort(res.support), canonical_minimum(S[lvl], sc[lvl])[0])
+
+
+@pytest.mark.parametrize("target", ["best", "below", "rank"])
+@pytest.mark.parametrize("F,k", [([3], 4), ([0, 2, 7], 9), ([5], 1)], ids=["F1k4", "F3k9", "F1k1"])
+def test_the_scanned_closure_leaves_its_target_as_the_blocks_do(target, F, k, monkeypatch):
+    """With a cached Gram the closure scans its children's pairs (``BranchAndBound._scan_pairs``,
+    a pair's Gram entry read only when its cut bound leaves it open); the target then holds the
+    same kept supports, ties and tau as with the children's cross products scored in blocks (the
+    path without a cached Gram), their values equal to rounding (the blocks take x_i^T x_i from the
+    column norms, the scan from the Gram's diagonal)."""
+    from dpbench.core.oracle.targets import _BelowTarget, _BestTarget
+
+    score = make_problem("corr", 11, n=30, p=24, lam=2.0)
+    sess = _session(score, len(F) + 2, 2**20)
+    F = np.array(F, dtype=np.int64)
+    Cs = np.random.default_rng(2).permutation(np.setdiff1d(np.arange(score.p), F))[:14]
+    A = np.array([(i, j) for i in range(k) for j in range(i + 1, Cs.size)], dtype=np.int64)
+    S_all = np.sort(np.concatenate([np.broadcast_to(F, (len(A), F.size)), Cs[A]], axis=1), axis=1)
+    exact = score(S_all)
+    tau = float(np.quantile(exact, 0.3))
+
+    def make():
+        if target == "best":
+            i = int(np.argsort(exact)[len(exact) // 3])
+            return _BestTarget(S_all[i], float(exact[i]), 0.0, set())
+        return _BelowTarget(tau, 3 if target == "rank" else None, [], set(), 10**6, F.size + 2)
+
+    scanned, blocks = make(), make()
+    calls = {"scan": 0}
+    orig = OASession._scan_pairs
+
+    def scan(self, *args):
+        done = orig(self, *args)
+        calls["scan"] += done
+        return done
+
+    monkeypatch.setattr(OASession, "_scan_pairs", scan)
+    sess._score_open_pairs(F, Cs, k, scanned)
+    assert calls["scan"] == 1
+    monkeypatch.setattr(OASession, "_scan_pairs", lambda self, *args: False)
+    sess._score_open_pairs(F, Cs, k, blocks)
+    if target == "best":
+        assert scanned.ties.keys() == blocks.ties.keys()
+        np.testing.assert_array_equal(scanned.S, blocks.S)
+        np.testing.assert_allclose(scanned.vmin, blocks.vmin, rtol=1e-13)
+    else:
+        S_s, v_s = scanned.result()
+        S_b, v_b = blocks.result()
+        np.testing.assert_array_equal(S_s, S_b)
+        np.testing.assert_allclose(v_s, v_b, rtol=1e-13)
+        np.testing.assert_allclose([scanned.above, scanned.tau], [blocks.above, blocks.tau], rtol=1e-13)
+        assert scanned.count == blocks.count and (len(v_s) > 0 or target == "rank")

@@ -429,11 +429,14 @@ def pair_bounds(GCC, A, t, mC, U, R0, lam):
 
 
 @njit(**_JIT)
-def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff):
+def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff, rows):
     """The pairs of a leaf with two features left that its bounds leave below ``cutoff``.
 
-    Visits every pair (i, j), i < j, of positions in C in lexicographic order, the order of
-    :func:`~dpbench.core.supports.iter_supports`, and bounds each as :func:`leaf_pairs` does, with
+    Visits every pair (i, j), i < j, i < ``rows``, of positions in C in lexicographic order, the
+    order of :func:`~dpbench.core.supports.iter_supports` (``rows = c``: all pairs of the leaf;
+    ``rows = k``: the pairs of a node's first k open children, each a leaf of one feature left,
+    :meth:`~dpbench.core.oracle.branch_and_bound.BranchAndBound._score_open_pairs`), and bounds
+    each as :func:`leaf_pairs` does, with
     the same arithmetic: the cut bound, then the closed-form pair bound. The pair's Gram entry
     is read from the cached ``G = X^T X`` only when the cut bound leaves it open, so the leaf
     needs neither the block ``X_C^T X_C`` (c^2 scattered reads) nor the (B, 2) index array nor
@@ -450,6 +453,8 @@ def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff):
     R0, lam, cut0, cutoff : float
     W : float64 (p,)
         As in :func:`leaf_pairs`.
+    rows : int
+        Only pairs whose first position is below ``rows`` (0 <= rows <= c).
 
     Returns
     -------
@@ -461,12 +466,13 @@ def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff):
         Positions of the first pair with that bound (-1, -1 if none).
     """
     c = C.size
-    need = np.empty((c * (c - 1) // 2, 2), dtype=np.int64)
+    rows = min(rows, c)
+    need = np.empty((rows * (2 * c - rows - 1) // 2, 2), dtype=np.int64)
     k = 0
     low = np.inf
     low_pair = np.full(2, -1, dtype=np.int64)
     lo = lam * (1 - 1e-9)
-    for i in range(c):
+    for i in range(rows):
         u = C[i]
         cut_i = cut0 - W[u]
         for j in range(i + 1, c):
