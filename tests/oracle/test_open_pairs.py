@@ -127,7 +127,7 @@ def test_the_gathered_columns_are_capped(monkeypatch):
 @pytest.mark.parametrize("target", ["best", "below", "rank"])
 @pytest.mark.parametrize("F,k", [([3], 4), ([0, 2, 7], 9), ([5], 1)], ids=["F1k4", "F3k9", "F1k1"])
 def test_the_scanned_closure_leaves_its_target_as_the_blocks_do(target, F, k, monkeypatch):
-    """With a cached Gram the closure scans its children's pairs (``BranchAndBound._scan_pairs``,
+    """With a cached Gram the closure scans its children's pairs (``BranchAndBound._scan_completions``,
     a pair's Gram entry read only when its cut bound leaves it open); the target then holds the
     same kept supports, ties and tau as with the children's cross products scored in blocks (the
     path without a cached Gram), their values equal to rounding (the blocks take x_i^T x_i from the
@@ -151,17 +151,17 @@ def test_the_scanned_closure_leaves_its_target_as_the_blocks_do(target, F, k, mo
 
     scanned, blocks = make(), make()
     calls = {"scan": 0}
-    orig = OASession._scan_pairs
+    orig = OASession._scan_completions
 
     def scan(self, *args):
         done = orig(self, *args)
         calls["scan"] += done
         return done
 
-    monkeypatch.setattr(OASession, "_scan_pairs", scan)
+    monkeypatch.setattr(OASession, "_scan_completions", scan)
     sess._score_open_pairs(F, Cs, k, scanned)
     assert calls["scan"] == 1
-    monkeypatch.setattr(OASession, "_scan_pairs", lambda self, *args: False)
+    monkeypatch.setattr(OASession, "_scan_completions", lambda self, *args: False)
     sess._score_open_pairs(F, Cs, k, blocks)
     if target == "best":
         assert scanned.ties.keys() == blocks.ties.keys()

@@ -474,13 +474,12 @@ class NodeBounds:
         """Scores of the supports F ∪ C[A_row] (A: (B, m) indices into C) from cached Gram rows.
 
         A support whose bound from the cut at F (:meth:`_partial`, ``R(S) >= const - W[S].sum()``)
-        or, with two features left, from the closed form of :meth:`_pair_bounds` is already
-        >= ``cutoff`` gets that bound instead of its score: a search only compares a value at or
-        above its bar with the bar, so the solve is skipped (golub, p = 7 129: most leaf
-        completions; gravier's certified optimum: pair scoring 35 -> 5.5 s). Every other value is
-        the shared score (:func:`~dpbench.core.score.solve_blocks`). With two features left, a
-        finite cutoff, ``GCC`` and the compiled partial quantities, the first two steps run in
-        :func:`~dpbench.core.oracle.node_kernels.leaf_pairs`.
+        or, with two or three features left, from the closed form of :meth:`_pair_bounds` is
+        already >= ``cutoff`` gets that bound instead of its score: a search only compares a value
+        at or above its bar with the bar, so the solve is skipped (gravier's optimum: pair scoring
+        35 -> 5.5 s). Every other value is the shared score (:func:`~dpbench.core.score.solve_blocks`).
+        With two features left, a finite cutoff, ``GCC`` and the compiled partial quantities, the
+        first two steps run in :func:`~dpbench.core.oracle.node_kernels.leaf_pairs`.
 
         Parameters
         ----------
@@ -526,9 +525,9 @@ class NodeBounds:
             done = lb >= cutoff
             vals[done] = lb[done]
             rows = np.flatnonzero(~done)
-        if m == 2 and rows.size and np.isfinite(cutoff):
-            # the exact ridge score of each pair (no l2 bound) in closed form: most of a leaf's
-            # pairs stop here instead of in a batched solve
+        if m in (2, 3) and rows.size and np.isfinite(cutoff):
+            # the exact ridge score of each pair or triple (no l2 bound) in closed form: most of a
+            # leaf's completions stop here instead of in a batched solve
             lb = self._pair_bounds(F, C, A[rows], GCC)
             done = lb >= cutoff
             vals[rows[done]] = lb[done]
@@ -566,13 +565,16 @@ class NodeBounds:
         return solve_blocks(G, c, sc.yy, sc.r)[0]
 
     def _pair_bounds(self, F, C, A, GCC):
-        """Lower bounds on ``R(F ∪ {C[A[t, 0]], C[A[t, 1]]})`` for every row t of A (int64 (B, 2),
-        positions in C; ``GCC = X_C^T X_C``): the pairs' ridge scores without the l2 bound, in
-        closed form (:func:`~dpbench.core.oracle.node_kernels.pair_bounds`). ndarray (B,)."""
-        from dpbench.core.oracle.node_kernels import pair_bounds
+        """Lower bounds on ``R(F ∪ C[A[t]])`` per row t of A (int64 (B, 2) or (B, 3), positions in C;
+        ``GCC = X_C^T X_C``): ridge scores without the l2 bound in closed form (ndarray (B,);
+        :func:`~dpbench.core.oracle.node_kernels.pair_bounds`, :mod:`~dpbench.core.oracle.triple_kernels`)."""
+        from dpbench.core.oracle import node_kernels, triple_kernels
 
         R0, t, mC, U = self._pair_terms(F, C)
-        return pair_bounds(GCC, A, t, mC, U, R0, self.score.lam)
+        if A.shape[1] == 2:
+            return node_kernels.pair_bounds(GCC, A, t, mC, U, R0, self.score.lam)
+        bounds = triple_kernels.triple_bounds if self.partial_compiled else triple_kernels.triple_bounds_numpy
+        return bounds(np.ascontiguousarray(GCC), np.ascontiguousarray(A, dtype=np.int64), t, mC, U, R0, self.score.lam)
 
     def _pair_terms(self, F, C):
         """The per-candidate terms of :meth:`_pair_bounds`: ``(R0, t (c,), diag(M) (c,), U (f, c))``

@@ -21,6 +21,7 @@ from dpbench.core.oracle.constraints import ConstraintSet, count_feasible, roots
 from dpbench.core.oracle.limits import _LIMIT_MESSAGES, TAIL_SHARE, Budget
 from dpbench.core.oracle.blas import one_blas_thread
 from dpbench.core.oracle.node_kernels import leaf_pair_scan
+from dpbench.core.oracle.triple_kernels import leaf_triple_scan
 from dpbench.core.oracle.relaxation import child_bounds, dual_bounds
 from dpbench.core.oracle.split import search_parts
 from dpbench.core.oracle.targets import _BelowTarget, _BestTarget
@@ -344,25 +345,28 @@ class BranchAndBound:
         return "done", nodes, pruned
 
     def _scan_leaf(self, F, C, m, target):
-        """Offer a leaf's pair completions F ∪ {C[i], C[j]} to ``target`` through :meth:`_scan_pairs`;
+        """Offer a leaf's pair or triple completions to ``target`` through :meth:`_scan_completions`;
         False (nothing done) where the scan does not apply, and the caller scores the leaf by blocks
-        (``NodeBounds._score_with``). Only leaves of one block of pairs: the blocks read the bar once
-        each, so the scan takes exactly their steps."""
-        if m != 2 or math.comb(C.size, 2) > LEAF_BLOCK // m:
+        (``NodeBounds._score_with``). Only leaves of one block: the blocks read the bar once each,
+        so the scan takes exactly their steps."""
+        if m not in (2, 3) or math.comb(C.size, m) > LEAF_BLOCK // m:
             return False
-        return self._scan_pairs(F, C, C.size, target)
+        return self._scan_completions(F, C, m, C.size, target)
 
-    def _scan_pairs(self, F, C, rows, target):
-        """Offer to ``target`` the supports F ∪ {C[i], C[j]}, i < j, i < ``rows``, through
-        :func:`~dpbench.core.oracle.node_kernels.leaf_pair_scan`; False (nothing done) where the
-        scan does not apply: it needs the compiled partial quantities, a cached Gram, a finite bar
-        and no excluded supports (which ``_BelowTarget`` drops before it takes the smallest value).
+    def _scan_completions(self, F, C, m, rows, target):
+        """Offer to ``target`` the supports F ∪ C[A], A a pair (m = 2) or triple (m = 3) of positions
+        in increasing order whose first is below ``rows``, through
+        :func:`~dpbench.core.oracle.node_kernels.leaf_pair_scan` or
+        :func:`~dpbench.core.oracle.triple_kernels.leaf_triple_scan` (``rows`` = |C| there); False
+        (nothing done) where the scan does not apply: it needs the compiled partial quantities, a
+        cached Gram, a finite bar and no excluded supports (which ``_BelowTarget`` drops before it
+        takes the smallest value).
 
-        The target is offered the pairs the bounds leave open, scored, and the pair with the
-        smallest of the other bounds: what it would keep of every pair and bound
+        The target is offered the completions the bounds leave open, scored, and the one with the
+        smallest of the other bounds: what it would keep of every completion and bound
         (``_BestTarget`` keeps nothing at or above its bar, ``_BelowTarget`` keeps the smallest
-        value above it). The open pairs are solved in blocks of ``LEAF_BLOCK // 2`` pairs (bounded
-        memory), their 2 x 2 Gram blocks read from the cached Gram.
+        value above it). The open ones are solved in blocks of ``LEAF_BLOCK // m`` (bounded
+        memory), their m x m Gram blocks read from the cached Gram.
         """
         sc, cutoff = self.score, target.bar()
         G = sc.cached_gram()
@@ -370,17 +374,18 @@ class BranchAndBound:
             return False
         const, W = self._partial(F)[0]
         R0, t, mC, U = self._pair_terms(F, C)
-        A, low, low_pair = leaf_pair_scan(np.asarray(C, dtype=np.int64), G, t, mC, U, R0, float(sc.lam),
-                                          float(const - W[F].sum()), W, float(cutoff), int(rows))
-        step = LEAF_BLOCK // 2
+        args = (np.asarray(C, dtype=np.int64), G, t, mC, U, R0, float(sc.lam), float(const - W[F].sum()), W,
+                float(cutoff))
+        A, low, low_A = leaf_pair_scan(*args, int(rows)) if m == 2 else leaf_triple_scan(*args)
+        step = LEAF_BLOCK // m
         for b0 in range(0, max(A.shape[0], 1), step):
             Ab = A[b0:b0 + step]
             idx = C[Ab]
             vals = np.empty(Ab.shape[0])
             if Ab.shape[0]:
                 vals = self._solve_rows(F, C, Ab, G[idx[:, :, None], idx[:, None, :]])
-            if b0 + step >= A.shape[0] and low_pair[0] >= 0:  # the last block carries the smallest bound
-                Ab, vals = np.concatenate([Ab, low_pair[None]]), np.append(vals, low)
+            if b0 + step >= A.shape[0] and low_A[0] >= 0:  # the last block carries the smallest bound
+                Ab, vals = np.concatenate([Ab, low_A[None]]), np.append(vals, low)
             S = np.concatenate([np.broadcast_to(F, (Ab.shape[0], F.size)), C[Ab]], axis=1)
             S.sort(axis=1)
             target.offer(S, vals)
@@ -390,13 +395,13 @@ class BranchAndBound:
         """Offer to ``target`` the supports F ∪ {Cs[i], Cs[j]}, i < k, j > i, of the k open children of
         a node with two features left, scored as a leaf's pairs.
 
-        With a cached Gram, by :meth:`_scan_pairs`: a pair's Gram entry is read only when its cut
+        With a cached Gram, by :meth:`_scan_completions`: a pair's Gram entry is read only when its cut
         bound leaves it open (gravier's topr level 5, its first 3 000 nodes: 11.0 s in these
         closures, 2.2 s of it gathering Gram blocks for pairs the cut bound closes). Otherwise
         (``NodeBounds._score_with``) in blocks of children of about 65 536 pairs, the cross
         products ``X_A^T X_C`` of a block's children A from the gathered candidate columns:
         O(n |C|) per child, where each child's node would have fetched a Gram row, O(n p)."""
-        if self._scan_pairs(F, Cs, k, target):
+        if self._scan_completions(F, Cs, 2, k, target):
             return
         sc = self.score
         c, i0 = Cs.size, 0
