@@ -22,8 +22,9 @@ the same arithmetic in one compiled pass:
 :func:`leaf_pairs` does the first steps of scoring a leaf's pair completions in one pass: the
 cut bound, the closed-form pair bound of :func:`pair_bounds` (its numpy reference) and the
 sorted supports. :func:`leaf_pair_scan` does the same two bounds for every pair of a leaf's
-candidates straight from the cached p x p Gram matrix, and returns only the pairs that need a
-score. Both read the per-candidate terms of :func:`pair_terms`.
+candidates (or of a node's first open children) straight from the cached p x p Gram matrix, and
+returns only the pairs that need a score. Both read the per-candidate terms of :func:`pair_terms`;
+:mod:`~dpbench.core.oracle.triple_kernels` uses them for a leaf's triples.
 
 ``tests/oracle/test_node_kernels.py`` checks the kernels against the numpy references
 (:meth:`~dpbench.core.oracle.bounds.NodeBounds._partial_numpy`, :func:`pair_terms_numpy`, the
