@@ -112,7 +112,7 @@ def test_pair_bounds_are_the_ridge_score_and_bound_the_score(lam, r, F):
     F = np.array(F, dtype=np.int64)
     C = np.setdiff1d(np.arange(40), F)[:14]
     A = np.array(list(combinations(range(C.size), 2)), dtype=np.int64)
-    lb = sess._pair_bounds(F, C, A, sess._gcc(C))
+    lb = sess._closed_form_bounds(F, C, A, sess._gcc(C))
     S = np.sort(np.concatenate([np.broadcast_to(F, (len(A), F.size)), C[A]], axis=1), axis=1)
     ridge = RidgeScore(sess.score.X, sess.score.y, lam=lam, r=np.inf)(S)
     assert np.isfinite(lb).mean() > 0.9

@@ -474,7 +474,7 @@ class NodeBounds:
         """Scores of the supports F ∪ C[A_row] (A: (B, m) indices into C) from cached Gram rows.
 
         A support whose bound from the cut at F (:meth:`_partial`, ``R(S) >= const - W[S].sum()``)
-        or, with two or three features left, from the closed form of :meth:`_pair_bounds` is
+        or, with two or three features left, from the closed form of :meth:`_closed_form_bounds` is
         already >= ``cutoff`` gets that bound instead of its score: a search only compares a value
         at or above its bar with the bar, so the solve is skipped (gravier's optimum: pair scoring
         35 -> 5.5 s). Every other value is the shared score (:func:`~dpbench.core.score.solve_blocks`).
@@ -528,7 +528,7 @@ class NodeBounds:
         if m in (2, 3) and rows.size and np.isfinite(cutoff):
             # the exact ridge score of each pair or triple (no l2 bound) in closed form: most of a
             # leaf's completions stop here instead of in a batched solve
-            lb = self._pair_bounds(F, C, A[rows], GCC)
+            lb = self._closed_form_bounds(F, C, A[rows], GCC)
             done = lb >= cutoff
             vals[rows[done]] = lb[done]
             rows = rows[~done]
@@ -564,7 +564,7 @@ class NodeBounds:
         c = np.concatenate([np.broadcast_to(sc.c[F], (rows.size, f)), sc.c[idx]], axis=1)
         return solve_blocks(G, c, sc.yy, sc.r)[0]
 
-    def _pair_bounds(self, F, C, A, GCC):
+    def _closed_form_bounds(self, F, C, A, GCC):
         """Lower bounds on ``R(F ∪ C[A[t]])`` per row t of A (int64 (B, 2) or (B, 3), positions in C;
         ``GCC = X_C^T X_C``): ridge scores without the l2 bound in closed form (ndarray (B,);
         :func:`~dpbench.core.oracle.node_kernels.pair_bounds`, :mod:`~dpbench.core.oracle.triple_kernels`)."""
@@ -577,7 +577,7 @@ class NodeBounds:
         return bounds(np.ascontiguousarray(GCC), np.ascontiguousarray(A, dtype=np.int64), t, mC, U, R0, self.score.lam)
 
     def _pair_terms(self, F, C):
-        """The per-candidate terms of :meth:`_pair_bounds`: ``(R0, t (c,), diag(M) (c,), U (f, c))``
+        """The per-candidate terms of :meth:`_closed_form_bounds`: ``(R0, t (c,), diag(M) (c,), U (f, c))``
         with ``U = L^{-1} X_F^T X_C`` (:func:`~dpbench.core.oracle.node_kernels.pair_terms`, compiled
         with the compiled partial quantities, else its numpy reference ``pair_terms_numpy``)."""
         from dpbench.core.oracle.node_kernels import pair_terms, pair_terms_numpy

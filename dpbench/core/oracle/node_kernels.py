@@ -437,8 +437,8 @@ def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff, rows):
     order of :func:`~dpbench.core.supports.iter_supports` (``rows = c``: all pairs of the leaf;
     ``rows = k``: the pairs of a node's first k open children, each a leaf of one feature left,
     :meth:`~dpbench.core.oracle.branch_and_bound.BranchAndBound._score_open_pairs`), and bounds
-    each as :func:`leaf_pairs` does, with
-    the same arithmetic: the cut bound, then the closed-form pair bound. The pair's Gram entry
+    each as :func:`leaf_pairs` does, with the same arithmetic: the cut bound, then the closed-form
+    pair bound. The pair's Gram entry
     is read from the cached ``G = X^T X`` only when the cut bound leaves it open, so the leaf
     needs neither the block ``X_C^T X_C`` (c^2 scattered reads) nor the (B, 2) index array nor
     a sorted support per pair: on gravier's optimum (``standardize``, Lambda = 10) those took
