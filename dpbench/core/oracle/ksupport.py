@@ -488,6 +488,8 @@ def group_csr(groups):
     needs : int64 ndarray (len(groups),)
     """
     idx = [np.asarray(i, dtype=np.int64) for i, _ in groups]
+    if len(idx) == 1:  # a node's one group, once per relaxation: without the general case's list arithmetic
+        return np.array([0, idx[0].size], dtype=np.int64), idx[0], np.array([groups[0][1]], dtype=np.int64)
     gptr = np.concatenate([[0], np.cumsum([i.size for i in idx])]).astype(np.int64)
     gidx = np.concatenate(idx).astype(np.int64) if idx else np.zeros(0, dtype=np.int64)
     return gptr, gidx, np.array([need for _, need in groups], dtype=np.int64)
