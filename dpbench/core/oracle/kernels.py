@@ -285,55 +285,39 @@ def _polish(G, c, lam, r, mu, fpos, gptr, gidx, needs, beta):
 
     Returns (beta (|W|,), mu, ok); ``ok`` False where the reference returns None.
     """
-    # The pattern's positions S first, then the penalty's matrix D on S only: a |W| x |W| D (80 KB
-    # zeroed per polish at |W| = 100) cost more than the solve on S it feeds.
+    # D is built on the pattern's positions S only: a |W| x |W| D (80 KB zeroed per polish at
+    # |W| = 100) cost more than the solve on S it feeds.
     w = beta.size
-    slot = np.full(w, -1, dtype=np.int64)  # position of a working-set entry in S, -1 off the pattern
-    on = np.zeros(w, dtype=np.bool_)
-    for i in fpos:
-        on[i] = True
-    heads = []
-    tails = []
-    ks = []
+    unit = np.zeros(w, dtype=np.bool_)  # entries with their own weight: F and each group's head
+    unit[fpos] = True
+    tail_of = np.full(w, -1, dtype=np.int64)  # the group of a nonzero tail entry, -1 elsewhere
+    kq = np.ones(needs.size)  # q + 1 of each group's tail
     for g in range(needs.size):
-        need = needs[g]
         lo, hi = gptr[g], gptr[g + 1]
-        if need <= 0 or hi == lo:
+        if needs[g] <= 0 or hi == lo:
             continue
         gi = gidx[lo:hi]
-        H, T, k = _pattern(beta[gi], need)
-        H = gi[H]
-        T = gi[T]
-        for h in H:
-            on[h] = True
-        for u in T:
-            on[u] = True
-        heads.append(H)
-        tails.append(T)
-        ks.append(k)
-    S = np.flatnonzero(on)
+        H, T, k = _pattern(beta[gi], needs[g])
+        unit[gi[H]] = True
+        tail_of[gi[T]] = g
+        kq[g] = k
+    S = np.flatnonzero(unit | (tail_of >= 0))
     ns = S.size
     if ns == 0:
         return beta, mu, False
-    for i in range(ns):
-        slot[S[i]] = i
-    DS = np.zeros((ns, ns))
-    for i in fpos:
-        DS[slot[i], slot[i]] = 1.0
-    for t in range(len(ks)):
-        for h in heads[t]:
-            DS[slot[h], slot[h]] = 1.0
-        T = tails[t]
-        for u in T:
-            su = np.sign(beta[u])
-            for v in T:
-                DS[slot[u], slot[v]] += su * np.sign(beta[v]) / ks[t]
     GS = np.empty((ns, ns))
+    DS = np.zeros((ns, ns))
     cS = np.empty(ns)
     for i in range(ns):
-        cS[i] = c[S[i]]
+        u = S[i]
+        cS[i] = c[u]
+        if unit[u]:
+            DS[i, i] = 1.0
         for j in range(ns):
-            GS[i, j] = G[S[i], S[j]]
+            v = S[j]
+            GS[i, j] = G[u, v]
+            if tail_of[u] >= 0 and tail_of[u] == tail_of[v]:
+                DS[i, j] += np.sign(beta[u]) * np.sign(beta[v]) / kq[tail_of[u]]
     bS, ok = _solve_or_fail(GS + (lam + mu) * DS, cS)
     if not ok:
         return beta, mu, False
