@@ -485,6 +485,7 @@ def group_csr(groups):
     gptr : int64 ndarray (len(groups) + 1,)
         Group g's features are ``gidx[gptr[g]:gptr[g + 1]]``.
     gidx : int64 ndarray (total free features,)
+        With one group, that group's own array (not a copy): the kernels only read it.
     needs : int64 ndarray (len(groups),)
     """
     idx = [np.asarray(i, dtype=np.int64) for i, _ in groups]
