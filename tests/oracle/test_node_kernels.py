@@ -213,6 +213,67 @@ def test_leaf_pair_scan_keeps_the_pairs_leaf_pairs_keeps(lam, r, F, q, rows):
     assert 0 < need.sum() < need.size or q in (0.0, 1.0)  # the middle cutoff exercises both branches
 
 
+def _lexicographic_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff, rows):
+    """leaf_pair_scan's definition: every pair visited in lexicographic order, the first smallest
+    closed bound kept with a strict comparison (the kernel before session 27, in Python)."""
+    from dpbench.core.oracle.node_kernels import _pair_bound
+
+    need, low, low_pair, lo = [], np.inf, [-1, -1], lam * (1 - 1e-9)
+    for i in range(min(rows, C.size)):
+        for j in range(i + 1, C.size):
+            lb = cut0 - W[C[i]] - W[C[j]]
+            if lb < cutoff:
+                lb = _pair_bound(G[C[i], C[j]], U, i, j, mC, t, R0, lam, lo)
+                if not lb >= cutoff:
+                    need.append((i, j))
+                    continue
+            if lb < low:
+                low, low_pair = lb, [i, j]
+    return np.array(need, dtype=np.int64).reshape(-1, 2), low, low_pair
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("weights", ["distinct", "tied", "rounded-ties", "duplicated", "nan"])
+def test_leaf_pair_scan_keeps_what_a_lexicographic_visit_keeps(seed, weights):
+    """The scan finds a row's open pairs from the candidates sorted by cut weight; it must return
+    exactly what visiting every pair in lexicographic order returns, the first smallest closed
+    bound included, when weights tie exactly ("tied"), when distinct weights give bounds that
+    round to the same value ("rounded-ties": cut0 = 1e17), when candidates come in identical
+    twins, so that pair bounds tie too ("duplicated"), and with a NaN weight."""
+    from dpbench.core.oracle.node_kernels import _pair_bound, leaf_pair_scan
+
+    rng = np.random.default_rng(seed)
+    p, c, f, lam = 40, 23, 2, 1.0
+    X = rng.normal(size=(30, p))
+    C = rng.permutation(p)[:c].astype(np.int64)
+    U = 0.3 * rng.normal(size=(f, c))
+    W = rng.normal(size=p)
+    if weights == "duplicated":
+        X[:, C[1::2]], U[:, 1::2] = X[:, C[:-1:2]], U[:, :-1:2]  # the cut weights stay apart
+    G = X.T @ X
+    mC = G[C, C] + lam - (U * U).sum(axis=0)
+    t = rng.normal(size=c) * 3
+    if weights == "duplicated":
+        t[1::2] = t[:-1:2]
+    cut0, R0 = 5.0, 10.0
+    if weights == "tied":
+        W = np.round(W * 2) / 2
+    elif weights == "rounded-ties":
+        cut0 = 1e17
+    elif weights == "nan":
+        W[C[rng.integers(c, size=2)]] = np.nan
+    for rows in (c, 5):
+        lbs = [cut0 - W[C[i]] - W[C[j]] for i in range(c) for j in range(i + 1, c)]
+        pbs = [_pair_bound(G[C[i], C[j]], U, i, j, mC, t, R0, lam, lam * (1 - 1e-9)) for i in range(c)
+               for j in range(i + 1, c)]  # cutoffs above every cut bound: the pair bounds decide
+        for cutoff in np.nanquantile(lbs, [0.0, 0.2, 0.5, 0.8]).tolist() + np.quantile(pbs, [0.1, 0.5]).tolist() + [np.inf]:
+            args = (C, G, t, mC, U, R0, lam, cut0, W, float(cutoff), rows)
+            kept, low, low_pair = leaf_pair_scan(*args)
+            ref_kept, ref_low, ref_pair = _lexicographic_scan(*args)
+            np.testing.assert_array_equal(kept, ref_kept)
+            assert low == ref_low and list(low_pair) == ref_pair
+
+
 @pytest.mark.parametrize("target", ["best", "below", "rank"])
 @pytest.mark.parametrize("F", [[3], [0, 2, 7]], ids=lambda F: f"F{len(F)}")
 def test_a_scanned_leaf_leaves_its_target_as_the_blocks_do(target, F):
