@@ -67,7 +67,7 @@ def test_sibling_bounds_are_valid_and_counted():
     the per-depth counts add up; small enumeration limits make hitters' search branch."""
     bench = benchmark_module("bench_relaxation_depth")
     score, s = bench.make_score("hitters", 10.0)
-    row = bench.sibling_rows(score, s, 500, {"enum_limit": 0, "leaf_limit": 1, "open_pairs": 0}, keep_nodes=True)
+    row = bench.sibling_rows(score, s, 500, {"enum_limit": 0, "leaf_limit": 1, "pair_leaf_limit": 0, "open_pairs": 0}, keep_nodes=True)
     assert row["bounded"], "no node had a relaxed sibling before it: the test exercises nothing"
     for F, C, m, b in row["bounded"]:
         assert b <= _min_score(score, F, C, m) * (1 + 1e-9)
@@ -135,7 +135,7 @@ def test_block_rows_sample_the_search():
     bench = benchmark_module("bench_relaxation_depth")
     score, s = bench.make_score("hitters", 10.0)
     row = bench.block_rows(score, s, 500, every=3,
-                           solver_params={"enum_limit": 0, "leaf_limit": 1, "open_pairs": 0})
+                           solver_params={"enum_limit": 0, "leaf_limit": 1, "pair_leaf_limit": 0, "open_pairs": 0})
     assert row["sampled"], "no node was relaxed: the test exercises nothing"
     relaxed = sum(z["relaxed"] for z in row["sizes"])
     assert len(row["sampled"]) in ((relaxed + 2) // 3, (relaxed + 2) // 3 + 1)
@@ -178,7 +178,7 @@ def test_sdp_rows_keep_open_nodes_and_bound_them_validly():
     pytest.importorskip("cvxpy")
     bench = benchmark_module("bench_relaxation_depth")
     score, s = bench.make_score("hitters", 10.0)
-    row = bench.sdp_rows(score, s, 500, 3, solver_params={"enum_limit": 0, "leaf_limit": 1, "open_pairs": 0})
+    row = bench.sdp_rows(score, s, 500, 3, solver_params={"enum_limit": 0, "leaf_limit": 1, "pair_leaf_limit": 0, "open_pairs": 0})
     assert len(row["open_nodes"]) == 3
     for z in row["open_nodes"]:
         assert z["k_support"] < z["bar"] and z["candidates"] <= 230
@@ -190,7 +190,7 @@ def test_block_rows_pass_over_nodes_too_large_for_the_projector(monkeypatch):
     is |C| x |C|), and at most MAX_BLOCK_SAMPLES nodes are kept."""
     bench = benchmark_module("bench_relaxation_depth")
     score, s = bench.make_score("hitters", 10.0)
-    params = {"enum_limit": 0, "leaf_limit": 1, "open_pairs": 0}
+    params = {"enum_limit": 0, "leaf_limit": 1, "pair_leaf_limit": 0, "open_pairs": 0}
     full = bench.block_rows(score, s, 500, every=1, solver_params=params)
     monkeypatch.setattr(bench, "MAX_BLOCK_FEATURES", 12)
     monkeypatch.setattr(bench, "MAX_BLOCK_SAMPLES", 3)

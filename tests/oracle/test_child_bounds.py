@@ -81,7 +81,7 @@ def test_search_with_inherited_dual_points_matches_brute_force(lam, r):
         vals = score(S)
         rng = np.random.default_rng(seed)
         for kw in ({}, {"fixed_out": rng.choice(30, 5, replace=False)}):
-            sess = registry().solver("highs")(enum_limit=0, leaf_limit=5, gershgorin=False).session(score, s)
+            sess = registry().solver("highs")(enum_limit=0, leaf_limit=5, pair_leaf_limit=0, gershgorin=False).session(score, s)
             sess.relax_after, sess.relax_bnb, sess.relax_cand, sess.relax_nodes = 0, 1000, 0, 1
             used = []
             inner = sess._dual_node
@@ -95,7 +95,7 @@ def test_search_with_inherited_dual_points_matches_brute_force(lam, r):
             tie = S[ok & (vals <= opt * (1 + 1e-9))]
             assert res.support.tolist() == tie[np.lexsort(tie.T[::-1])[0]].tolist()  # canonical tie
         # threshold enumeration with node relaxations (then inherited points) from the first node
-        sess = registry().solver("highs")(enum_limit=0, leaf_limit=5).session(score, s)
+        sess = registry().solver("highs")(enum_limit=0, leaf_limit=5, pair_leaf_limit=0).session(score, s)
         sess.relax_overlap_nodes, sess.relax_overlap_after = 1, 0
         tau = float(np.sort(vals)[60])
         below = sess.supports_below(tau)

@@ -160,7 +160,7 @@ def test_oa_path_with_gershgorin_branch_and_bound_matches_brute_force(lam, r):
         best = S_all[np.argmin(vals)]
         for kw in ({}, {"fixed_in": [int(rng.integers(p))]}, {"fixed_out": rng.choice(p, 6, replace=False)},
                    {"exclude": [best]}):
-            sess = _session(score, s, enum_limit=0, leaf_limit=4, gershgorin_nodes=budget)
+            sess = _session(score, s, enum_limit=0, leaf_limit=4, pair_leaf_limit=0, gershgorin_nodes=budget)
             # Root relaxation first, never the survivors' own search (the master is the fall-back).
             sess.relax_cand, sess.relax_bnb, sess.relax_bnb_max = 0, 0, 0
             res = sess.solve(**kw)

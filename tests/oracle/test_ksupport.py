@@ -149,7 +149,7 @@ def test_branch_and_bound_same_optimum_with_either_node_relaxation(lam, r):
         canonical = tuple(min(map(tuple, ties.tolist())))
         for method in ("prox", "pg"):
             sess = OASession(score, s, "test", None, enum_limit=10, relax_method=method, relax_overlap_after=0,
-                             leaf_limit=1)
+                             leaf_limit=1, pair_leaf_limit=0)
             res = sess.solve(overlap=(np.arange(s), 1))
             assert res.status == "optimal", (method, res.message)
             assert res.objective == pytest.approx(opt, rel=1e-9)

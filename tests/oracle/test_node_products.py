@@ -135,7 +135,7 @@ def test_branch_and_bound_matches_brute_force_with_restricted_products(lam, r, s
 
     def session():
         # child_batch = 0: with tail nodes this search closes before any node is narrow enough
-        sess = registry().solver("highs")(enum_limit=0, leaf_limit=5, gershgorin=False,
+        sess = registry().solver("highs")(enum_limit=0, leaf_limit=5, pair_leaf_limit=0, gershgorin=False,
                                           child_batch=0).session(score, s)
         sess.relax_after, sess.relax_bnb, sess.relax_cand, sess.relax_overlap_after = 0, 1000, 0, 0
         return sess

@@ -34,7 +34,7 @@ def _spy(monkeypatch):
 
 def _session(score, s, open_pairs):
     # enum_limit = 0, leaf_limit = 1: branch and bound down to the nodes with two features left
-    return registry().solver("highs")(enum_limit=0, leaf_limit=1, open_pairs=open_pairs).session(score, s)
+    return registry().solver("highs")(enum_limit=0, leaf_limit=1, pair_leaf_limit=0, open_pairs=open_pairs).session(score, s)
 
 
 @pytest.mark.parametrize("kind,seed,lam", [("corr", 0, 0.5), ("corr", 1, 5.0), ("indep", 2, 2.0), ("ties", 3, 1.0)])

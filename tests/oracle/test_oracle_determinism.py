@@ -36,7 +36,7 @@ def _oracle_record(name, params):
     opt = registry().solver(name)(**params).session(score, 4).solve()  # enumerated: C(60, 4) is small
     out = [("opt", opt.support.tolist(), opt.status, opt.objective, opt.lower_bound)]
     # Branch and bound down to single supports, so that small node limits bite.
-    sess = registry().solver(name)(**params, enum_limit=0, leaf_limit=1, open_pairs=0).session(score, 4)
+    sess = registry().solver(name)(**params, enum_limit=0, leaf_limit=1, pair_leaf_limit=0, open_pairs=0).session(score, 4)
     for t, limit in ((4, 30), (2, 50), (2, 1000)):
         r = sess.solve(overlap=(opt.support, 4 - t), node_limit=limit)
         out.append(("level", t, limit, None if r.support is None else r.support.tolist(), r.status,
@@ -72,7 +72,7 @@ def test_work_limits_identical_across_oa_backends(backend):
 def test_safety_net_is_reported_as_time_limit_not_work_limit():
     score = make_problem("corr", 95, n=60, p=60, lam=0.5)
     S1 = registry().solver("highs")().session(score, 4).solve().support  # enumerated
-    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1).session(score, 4)
+    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1, pair_leaf_limit=0).session(score, 4)
     r = sess.solve(overlap=(S1, 0), time_limit=1e-9)
     assert r.status == "time_limit" and "safety net" in r.message
     r = sess.solve(overlap=(S1, 0), node_limit=1)
@@ -127,7 +127,7 @@ def test_a_stopped_call_reports_its_best_score_bound_and_gap():
 
     score = make_problem("corr", 95, n=60, p=60, lam=0.5)
     S1 = registry().solver("highs")().session(score, 4).solve().support
-    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1).session(score, 4)
+    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1, pair_leaf_limit=0).session(score, 4)
     r = sess.solve(overlap=(S1, 0), node_limit=1)
     assert r.status == "work_limit" and r.lower_bound < r.objective
     m = re.search(r"best score (\S+), proven lower bound (\S+) \(gap (\S+) %\)", r.message)
@@ -135,7 +135,7 @@ def test_a_stopped_call_reports_its_best_score_bound_and_gap():
     best, bound, gap = (float(v) for v in m.groups())
     assert best == pytest.approx(r.objective, rel=1e-5) and bound == pytest.approx(r.lower_bound, rel=1e-5)
     assert gap == pytest.approx(100 * (r.objective - r.lower_bound) / r.objective, abs=0.01)
-    done = registry().solver("highs")(enum_limit=0, leaf_limit=1).session(score, 4).solve(overlap=(S1, 0))
+    done = registry().solver("highs")(enum_limit=0, leaf_limit=1, pair_leaf_limit=0).session(score, 4).solve(overlap=(S1, 0))
     assert done.status == "optimal" and "gap" not in done.message
 
 

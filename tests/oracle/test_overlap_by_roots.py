@@ -53,7 +53,7 @@ def _level(S, sc, center, t):
 def test_incumbent_roots_match_brute_force(problem, lam, which):
     """Whatever member of the level is the incumbent, the answer is the level's canonical optimum
     (or None on a tie across roots), one root is solved and every other root is listed."""
-    trial = highs_trial(problem, lam, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(problem, lam, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     s = trial.s
@@ -80,7 +80,7 @@ def test_incumbent_roots_match_brute_force(problem, lam, which):
 def test_incumbent_roots_work_limit_box_holds_the_minimum():
     """Roots stopped by a one-node work limit leave the level uncertified, with a lower bound at or
     below the exact minimum and an answer (an upper bound) at or above it."""
-    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0, open_pairs=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     Sl, scl, vmin, _ = _level(S, sc, center, 2)
@@ -101,7 +101,7 @@ def test_session_without_listing_solves_every_root():
             self.calls += 1
             return self.inner.solve(**kw)
 
-    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     S, sc = enumerate_all(trial)
     Sl, scl, vmin, canon = _level(S, sc, S[0], 2)
     sess = SolveOnly(trial.oracle("highs"))
@@ -118,7 +118,7 @@ def test_root_with_too_many_members_is_solved_instead(monkeypatch):
     from dpbench.core.oracle import threshold
 
     monkeypatch.setattr(threshold, "ROOT_LIST_MAX", 0)
-    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0, open_pairs=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     Sl, scl, vmin, canon = _level(S, sc, center, 2)
@@ -133,7 +133,7 @@ def test_root_with_too_many_members_is_solved_instead(monkeypatch):
 def test_session_listing_by_calls_solves_every_root():
     """A session whose listing is repeated optimum calls (``threshold_by_calls``) keeps one optimum
     call per root: listing a root would cost at least that call."""
-    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     S, sc = enumerate_all(trial)
     Sl, scl, vmin, canon = _level(S, sc, S[0], 2)
     sess = _Counting(trial.oracle("highs"))
@@ -157,7 +157,7 @@ def test_roots_on_two_processes_give_the_serial_answer_and_work(monkeypatch, lis
     problem = copies_problem(0, p=16, s=4)
     checked = 0
     for which in ("best", "worst"):
-        trial = highs_trial(problem, 2.0, enum_limit=0, leaf_limit=1)
+        trial = highs_trial(problem, 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
         S, sc = enumerate_all(trial)
         center = S[0]
         Sl, scl, vmin, canon = _level(S, sc, center, 2)
@@ -165,7 +165,7 @@ def test_roots_on_two_processes_give_the_serial_answer_and_work(monkeypatch, lis
         inc = OracleResult(Sl[pick], float(scl[pick]), -np.inf, "work_limit", 0, 0.0)
         one = trial.oracle("highs")
         serial = overlap_by_roots(one, center, 2, incumbent=inc)
-        fresh = highs_trial(problem, 2.0, enum_limit=0, leaf_limit=1)
+        fresh = highs_trial(problem, 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
         sess = fresh.oracle("highs")
         both = overlap_by_roots(sess, center, 2, incumbent=inc,
                                 beside=lambda fn, args, here: map_session_calls(sess, fn, args, 2, here))

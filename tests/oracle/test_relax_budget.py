@@ -25,7 +25,7 @@ S_SIZE = 3
 def _session(score, **params):
     """A highs session whose optimum calls take the survivors' branch and bound from the first master
     (as test_child_bounds does), with node relaxations counted in ``sess.relaxed``."""
-    sess = registry().solver("highs")(enum_limit=0, leaf_limit=5, gershgorin=False, **params).session(score, S_SIZE)
+    sess = registry().solver("highs")(enum_limit=0, leaf_limit=5, pair_leaf_limit=0, gershgorin=False, **params).session(score, S_SIZE)
     sess.relax_after, sess.relax_bnb, sess.relax_cand = 0, 1000, 0
     sess.relaxed = 0
     inner = sess._relax_node

@@ -143,7 +143,7 @@ def test_oracle_with_relaxation_hook_matches_brute_force(lam, r):
         rng = np.random.default_rng(seed)
         for kw in ({}, {"fixed_in": [int(rng.integers(30))]}, {"fixed_out": rng.choice(30, 5, replace=False)}):
             for bnb in ((1000, 0) if not kw else (1000,)):
-                sess = registry().solver("highs")(enum_limit=0, leaf_limit=30).session(score, s)
+                sess = registry().solver("highs")(enum_limit=0, leaf_limit=30, pair_leaf_limit=0).session(score, s)
                 sess.relax_after, sess.relax_bnb, sess.relax_bnb_max = 0, bnb, bnb
                 res = sess.solve(**kw)
                 cons = ConstraintSet.build(30, s, fixed_in=kw.get("fixed_in", ()), fixed_out=kw.get("fixed_out", ()))
@@ -179,7 +179,7 @@ def test_overlap_and_threshold_calls_with_node_relaxations_match_brute_force():
     S, vals = _all_scores(score, s)
     S0 = S[np.argmin(vals)]
     for k in (0, 1, 2):
-        sess = registry().solver("highs")(enum_limit=0, leaf_limit=10).session(score, s)
+        sess = registry().solver("highs")(enum_limit=0, leaf_limit=10, pair_leaf_limit=0).session(score, s)
         sess.relax_overlap_after = 0
         ok = ConstraintSet.build(30, s, overlap=(S0, k)).feasible_mask(S)
         res = sess.solve(overlap=(S0, k))

@@ -31,7 +31,7 @@ def test_tiny_row_cache_overflow_keeps_answers_exact(seed):
     score = _problem(seed)
     S_all = np.concatenate(list(iter_supports(score.p, s)))
     v_all = score(S_all)
-    sess = OASession(score, s, "highs", solve_master_highs, enum_limit=0, leaf_limit=1)
+    sess = OASession(score, s, "highs", solve_master_highs, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     sess._row_cap = 1  # every partial support of >= 2 features overflows the cache
     S1 = S_all[np.argmin(v_all)]
     for t in (1, 2, 3):

@@ -29,7 +29,7 @@ S_SIZE = 5
 def _session(score, parts, after=5, workers=1, **kw):
     """Branch and bound to the nodes with two features left (enum_limit = 0, leaf_limit = 1), split after
     ``after`` nodes, every node of every call relaxed from the first."""
-    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1, split_parts=parts, split_after=after,
+    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1, pair_leaf_limit=0, split_parts=parts, split_after=after,
                                       workers=workers, **kw).session(score, S_SIZE)
     sess.relax_after, sess.relax_bnb, sess.relax_cand = 0, 1000, 0
     sess.relax_overlap_after = 0
@@ -194,7 +194,7 @@ def test_the_top_r_list_split_or_not_is_the_brute_force_one(workers, splits):
     R = 120
     out = []
     for parts in (1, 2):
-        trial = highs_trial(problem, 2.0, enum_limit=0, leaf_limit=1, split_parts=parts, split_after=3,
+        trial = highs_trial(problem, 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0, split_parts=parts, split_after=3,
                             workers=workers)
         lst = _swaps.top_list(trial, R, enum_limit=0, workers=workers)
         assert lst.certified, lst.diagnostics

@@ -21,7 +21,7 @@ S_SIZE = 5
 def _session(score, child_batch):
     """Branch and bound to the nodes with two features left (enum_limit = 0, leaf_limit = 1), every node
     of every call relaxed from the first (so a tail node always gets its own relaxation)."""
-    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1, child_batch=child_batch).session(score, S_SIZE)
+    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1, pair_leaf_limit=0, child_batch=child_batch).session(score, S_SIZE)
     sess.relax_after, sess.relax_bnb, sess.relax_cand = 0, 1000, 0
     sess.relax_overlap_after = 0
     return sess

@@ -39,7 +39,7 @@ def test_seed_bar_bounds_the_rth_score(seed, p, s, lam, per_level):
 @pytest.mark.parametrize("seed,p,s,lam", [(0, 24, 4, 2.0), (1, 30, 3, 120.0), (3, 18, 4, 0.5)])
 @pytest.mark.parametrize("R", ["auto", 300])
 @pytest.mark.parametrize("per_level", [0, 25])
-@pytest.mark.parametrize("oracle", [{}, {"enum_limit": 0, "leaf_limit": 1}], ids=["leaf-enum", "bnb-deep"])
+@pytest.mark.parametrize("oracle", [{}, {"enum_limit": 0, "leaf_limit": 1, "pair_leaf_limit": 0}], ids=["leaf-enum", "bnb-deep"])
 def test_top_list_with_partial_seed_is_the_R_smallest(seed, p, s, lam, R, per_level, oracle, monkeypatch):
     """With pools far smaller than the levels (or none), the bar is loose and the per-root
     enumerations must still return exactly the R smallest supports in canonical order."""
@@ -72,11 +72,11 @@ def test_levels_first_happens_and_a_listing_gives_a_minimum_only_when_it_holds_t
     through the minimum's tie window (with no bound above it) gives no minimum."""
     from dpbench.core.contracts.oracle import ThresholdResult
 
-    trial = highs_trial(copies_problem(0, p=24, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(0, p=24, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     R = 300
     lst, S, sc = exact_top_list(trial, R)
     assert lst.diagnostics["levels_first"], lst.diagnostics
-    fresh = highs_trial(copies_problem(0, p=24, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    fresh = highs_trial(copies_problem(0, p=24, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     _swaps.single_swap_scores(fresh)
     one = np.array([[0, 1, 2, 3]])
 
@@ -98,7 +98,7 @@ def test_threshold_by_roots_matches_enumeration(seed, p, s, t, rank, few, monkey
     also when each root's first search stalls (one node) and is redone by optimum calls
     (few members) or by the full threshold search (more than ``few`` found)."""
     monkeypatch.setattr(_roots, "ROOT_FIRST_NODES", 1)
-    trial = highs_trial(copies_problem(seed, p=p, s=s), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
+    trial = highs_trial(copies_problem(seed, p=p, s=s), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0, open_pairs=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     lvl = np.flatnonzero(s - np.isin(S, center).sum(axis=1) == t)
@@ -125,7 +125,7 @@ def test_threshold_by_roots_matches_enumeration(seed, p, s, t, rank, few, monkey
 
 def test_threshold_by_roots_work_limit_keeps_a_valid_bound():
     """Roots stopped by their node limit: uncertified, and the bound holds for every member not returned."""
-    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     lvl = np.flatnonzero(s_lvl := (4 - np.isin(S, center).sum(axis=1) == 2))
@@ -141,7 +141,7 @@ def test_threshold_by_roots_stalled_root_with_more_members_falls_back_to_the_sea
     """few_by_calls = 1: roots that look small go to optimum calls, which stop at 4 members and
     hand over to the full threshold search; the result is still exactly the level below tau."""
     monkeypatch.setattr(_roots, "ROOT_FIRST_NODES", 1)
-    trial = highs_trial(copies_problem(1, p=14, s=3), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
+    trial = highs_trial(copies_problem(1, p=14, s=3), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0, open_pairs=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     lvl = np.flatnonzero(3 - np.isin(S, center).sum(axis=1) == 2)
@@ -155,7 +155,7 @@ def test_threshold_by_roots_gives_the_same_answer_for_any_workers():
     """Issue 22, both cores: the roots run on forked processes with the same result, node counts included."""
     from dpbench.core.oracle import parallel
 
-    trial = highs_trial(copies_problem(2, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(2, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     out = [_roots.threshold_by_roots(trial.oracle("highs"), center, 2, float(sc[60]), rank=30, known_scores=sc[:3],
@@ -230,7 +230,7 @@ def test_inside_a_dask_task_the_roots_become_cluster_tasks_with_the_serial_answe
     distributed = pytest.importorskip("dask.distributed")
     from dpbench.core.oracle import parallel
 
-    trial = highs_trial(copies_problem(2, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1)
+    trial = highs_trial(copies_problem(2, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     S, sc = enumerate_all(trial)
     center = S[0]
     session = trial.oracle("highs")
@@ -266,7 +266,7 @@ def test_a_short_level_search_is_kept_only_when_certified(seed, p, s, lam, monke
     level's optimum is searched again with the full limit; a certified one is cached as the
     level's optimum. Both optima are the brute-force minimum and its canonical support."""
     monkeypatch.setattr(_levels, "LEVEL_ENUM_LIMIT", 0)
-    trial = highs_trial(copies_problem(seed, p=p, s=s), lam, enum_limit=0, leaf_limit=1)  # branch to the leaves
+    trial = highs_trial(copies_problem(seed, p=p, s=s), lam, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)  # branch to the leaves
     S, sc = enumerate_all(trial)
     levels = s - np.isin(S, S[0]).sum(axis=1)
     stopped = []

@@ -82,7 +82,7 @@ def test_many_survivors_take_the_branch_and_bound_instead_of_the_master_loop(lam
         for kw in ({}, {"fixed_in": [int(rng.integers(score.p))]}, {"exclude": [_brute(score, s)[0]]}):
             for gnodes in (0, 1):  # no Gershgorin search / one that stops after one node
                 masters = []
-                sess = _session(score, s, masters, enum_limit=0, leaf_limit=4, gershgorin_nodes=gnodes)
+                sess = _session(score, s, masters, enum_limit=0, leaf_limit=4, pair_leaf_limit=0, gershgorin_nodes=gnodes)
                 sess.relax_after, sess.relax_bnb = 0, 0  # relaxation first; never "few survivors"
                 res = sess.solve(**kw)
                 _check(res, score, s, kw)
@@ -101,7 +101,7 @@ def test_probe_master_is_capped_and_hands_over_to_the_relaxation():
         score = _problem(seed, n=30, p=30, lam=0.5, r=1.1)
         for cap in (0, 1, 10**6):
             masters = []
-            sess = _session(score, s, masters, enum_limit=0, leaf_limit=4)
+            sess = _session(score, s, masters, enum_limit=0, leaf_limit=4, pair_leaf_limit=0)
             sess.first_master_nodes = cap
             res = sess.solve()
             _check(res, score, s, {})
@@ -121,7 +121,7 @@ def test_result_does_not_depend_on_the_safety_net_when_it_does_not_fire():
             score = _problem(seed, n=30, p=30, lam=lam)
             outs = []
             for net in (math.inf, 3600.0, 7 * 86400.0):
-                sess = _session(score, s, enum_limit=0, leaf_limit=4, safety_time_limit=net)
+                sess = _session(score, s, enum_limit=0, leaf_limit=4, pair_leaf_limit=0, safety_time_limit=net)
                 rows = []
                 for kw in ({}, {"fixed_in": [2]}, {"fixed_out": [0, 5]}):
                     r = sess.solve(**kw)

@@ -534,7 +534,8 @@ def test_privacy_audit_mistakes_under_gap_condition():
 
 @pytest.mark.parametrize("seed,p,s,lam", [(0, 24, 4, 2.0), (1, 30, 3, 120.0), (2, 20, 4, 5.0)])
 @pytest.mark.parametrize("R", ["auto", 50, 2000])
-@pytest.mark.parametrize("oracle", [{}, {"enum_limit": 0, "leaf_limit": 1}], ids=["leaf-enum", "bnb-deep"])
+@pytest.mark.parametrize("oracle", [{}, {"enum_limit": 0, "leaf_limit": 1, "pair_leaf_limit": 0}, {"enum_limit": 0, "leaf_limit": 1}],
+                         ids=["leaf-enum", "bnb-deep", "bnb-pair-leaves"])
 def test_threshold_top_list_is_the_R_smallest(seed, p, s, lam, R, oracle):
     """Levels too large for closed form (enum_limit=0) come from one threshold enumeration each,
     scored whole (small feasible sets) or by the branch and bound down to single features."""
@@ -597,7 +598,7 @@ def test_threshold_and_call_paths_agree():
     (copies_problem(2, p=12, s=4), 0.5), (duplicates_problem(0), 2.0), (duplicates_problem(3), 10.0),
     (three_pairs_problem(0), 2.0)],
     ids=["copies-4", "copies-3-lam120", "copies-4-lam0.5", "dups-0", "dups-3", "ties-across-roots"])
-@pytest.mark.parametrize("oracle", [{"enum_limit": 0}, {"enum_limit": 0, "leaf_limit": 1}],
+@pytest.mark.parametrize("oracle", [{"enum_limit": 0}, {"enum_limit": 0, "leaf_limit": 1, "pair_leaf_limit": 0}],
                          ids=["oa-master", "bnb-deep"])
 def test_levels_by_roots_match_enumeration(problem, lam, oracle, monkeypatch):
     """With no joint budget every level >= 2 comes from one call per root (overlap_by_roots), or,
@@ -632,7 +633,7 @@ def test_overlap_by_roots_uncertified_root_keeps_a_valid_bound():
     """A root stopped by its work limit leaves the level uncertified with the smallest root bound."""
     from dpbench.core.oracle.threshold import overlap_by_roots
 
-    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, open_pairs=0)
+    trial = highs_trial(copies_problem(0, p=16, s=4), 2.0, enum_limit=0, leaf_limit=1, pair_leaf_limit=0, open_pairs=0)
     S, sc = enumerate_all(trial)
     sess = trial.oracle("highs")
     res = overlap_by_roots(sess, S[0], 2, node_limit=1)

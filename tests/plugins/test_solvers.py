@@ -310,8 +310,9 @@ def _bnb_session(score, s, **kw):
 
 @pytest.mark.parametrize("case", [("indep", 81, 5.0, 1.1), ("corr", 82, 1.0, 0.3), ("ties", 83, 20.0, np.inf),
                                   ("corr", 84, 120.0, 1.1)], ids=lambda c: f"{c[0]}-{c[1]}")
-@pytest.mark.parametrize("limits", [dict(enum_limit=0, leaf_limit=1), dict(enum_limit=0, leaf_limit=30),
-                                    dict(enum_limit=10**6)], ids=["bnb-deep", "bnb-leaves", "enumerate"])
+@pytest.mark.parametrize("limits", [dict(enum_limit=0, leaf_limit=1, pair_leaf_limit=0), dict(enum_limit=0, leaf_limit=30, pair_leaf_limit=0),
+                                    dict(enum_limit=0, leaf_limit=1), dict(enum_limit=10**6)],
+                         ids=["bnb-deep", "bnb-leaves", "bnb-pair-leaves", "enumerate"])
 def test_branch_and_bound_and_enumeration_match_brute_force(case, limits):
     """Every overlap level, with fixed sets and no-good cuts, against brute force (p = 13, s = 4)."""
     kind, seed, lam, r = case
@@ -383,7 +384,7 @@ def test_partial_support_bounds_are_valid_over_all_supports(kind, r):
 
 def test_branch_and_bound_time_limit_is_honest():
     score = make_problem("corr", 95, n=60, p=60, lam=0.5)
-    sess = _bnb_session(score, 4, enum_limit=0, leaf_limit=1)
+    sess = _bnb_session(score, 4, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     S_all, v_all = enum_all(score, 4)
     S1 = S_all[np.argmin(v_all)]
     ok = np.isin(S_all, S1).sum(axis=1) == 0
@@ -472,7 +473,7 @@ def test_screened_branch_and_bound_matches_brute_force(case, gersh):
     s = 4
     score = make_problem(kind, seed, n=60, p=40, lam=lam, r=r)
     S_all, v_all = enum_all(score, s)
-    sess = _bnb_session(score, s, enum_limit=0, leaf_limit=40, gershgorin=gersh)
+    sess = _bnb_session(score, s, enum_limit=0, leaf_limit=40, pair_leaf_limit=0, gershgorin=gersh)
     S1 = S_all[np.argmin(v_all)]
     for _ in _overlap_levels_match(sess, S_all, v_all, S1, range(1, s + 1)):
         pass
@@ -503,8 +504,9 @@ def _below_brute(S_all, v_all, ok, tau):
 
 @pytest.mark.parametrize("case", [("copies", 121, 2.0, 1.1), ("copies", 122, 120.0, 1.1), ("corr", 123, 1.0, 0.3),
                                   ("ties", 124, 20.0, np.inf)], ids=lambda c: f"{c[0]}-{c[1]}")
-@pytest.mark.parametrize("limits", [dict(enum_limit=0, leaf_limit=1), dict(enum_limit=0, leaf_limit=40),
-                                    dict(enum_limit=10**6)], ids=["bnb-deep", "bnb-leaves", "enumerate"])
+@pytest.mark.parametrize("limits", [dict(enum_limit=0, leaf_limit=1, pair_leaf_limit=0), dict(enum_limit=0, leaf_limit=40, pair_leaf_limit=0),
+                                    dict(enum_limit=0, leaf_limit=1), dict(enum_limit=10**6)],
+                         ids=["bnb-deep", "bnb-leaves", "bnb-pair-leaves", "enumerate"])
 def test_supports_below_matches_brute_force(case, limits):
     """Every support of an overlap level with score <= tau, for several tau, with no-good cuts."""
     kind, seed, lam, r = case
@@ -550,7 +552,7 @@ def test_supports_below_rank_tightening_matches_brute_force(seed):
     inter = np.isin(S_all, S1).sum(axis=1)
     ok = inter == 2
     known = v_all[inter <= 1]  # S1 and the single swaps: distinct supports outside level 2
-    sess = _bnb_session(score, s, enum_limit=0, leaf_limit=1)
+    sess = _bnb_session(score, s, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     for R in (3, known.size + 2, known.size + 40, known.size + 400):
         res = sess.supports_below(np.inf, overlap=(S1, 2), rank=R, known_scores=known)
         tau = np.partition(np.concatenate([known, v_all[ok]]), R - 1)[R - 1]
@@ -567,7 +569,7 @@ def test_supports_below_time_limit_and_max_count_are_honest():
     S1 = S_all[np.argmin(v_all)]
     ok = np.isin(S_all, S1).sum(axis=1) == 1
     tau = np.quantile(v_all[ok], 0.01)
-    sess = _bnb_session(score, s, enum_limit=0, leaf_limit=1)
+    sess = _bnb_session(score, s, enum_limit=0, leaf_limit=1, pair_leaf_limit=0)
     res = sess.supports_below(tau, overlap=(S1, 1), time_limit=1e-4)
     assert not res.certified and res.status == "time_limit"
     got = {tuple(r) for r in res.supports.tolist()}

@@ -208,6 +208,9 @@ class BranchAndBound:
                         pruned = min(pruned, float(lbb[chunk][~live].min()))
                         break
                 continue
+            if (m == 2 and C.size * (C.size - 1) // 2 <= self.pair_leaf_limit
+                    and self._scan_completions(F, C, 2, C.size, target)):
+                continue  # a pair leaf: cheaper than the relaxation it replaces (PAIR_LEAF)
             if math.comb(C.size, m) <= leaf_limit:
                 if self._scan_leaf(F, C, m, target):
                     continue

@@ -61,6 +61,14 @@ RELAX_EVERY_NODE = 1_000_000_000
 #: their pairs scored by their parents 98 234, within the default limit (issue 22, session 13).
 #: The largest there held about 960 000 pairs; the cap bounds one node's work.
 OPEN_PAIRS = 2**20
+#: Pairs of a branch-and-bound node with two features left up to which the node is a leaf, its
+#: pairs scanned whole by :func:`~dpbench.core.oracle.node_kernels.leaf_pair_scan` from the cached
+#: Gram (``pair_leaf_limit``), instead of solving its relaxation and branching. Since the scan finds
+#: a row's open pairs from the candidates sorted by cut weight (about 3 ns a pair), a scan of up to
+#: a million pairs costs less than the relaxation it replaces: gravier's optimum (``standardize``,
+#: Lambda = 10, one process) took 49.8-54.3 s instead of 67.3-73.4 s, with 8 707 relaxations
+#: instead of 16 486; 4 million pairs took 61.8 s (issue 22, session 27; docs/performance.md).
+PAIR_LEAF = 2**20
 #: Open children a branch-and-bound node with at least three features left pushes as nodes of their
 #: own before the rest of its candidates become one tail node (``child_batch``; the node pushes
 #: max(CHILD_BATCH, ceil(k / TAIL_SHARE)) of its k open children). The tail holds the same

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from dpbench.core.oracle.limits import (CHILD_BATCH, FIRST_MASTER_NODES, GERSHGORIN_NODES, MASTER_ITERATIONS,
-                                        MASTER_NODE_LIMIT, NODE_LIMIT, OPEN_PAIRS, RELAX_EVERY_NODE, RELAX_NODES,
+                                        MASTER_NODE_LIMIT, NODE_LIMIT, OPEN_PAIRS, PAIR_LEAF, RELAX_EVERY_NODE, RELAX_NODES,
                                         SAFETY_TIME_LIMIT, SPLIT_AFTER, SPLIT_PARTS)
 
 
@@ -34,6 +34,10 @@ class OracleOptions:
         Calls with at most this many feasible supports are enumerated exactly.
     leaf_limit : int
         Branch-and-bound nodes with at most this many completions are scored exhaustively.
+    pair_leaf_limit : int
+        A node with two features left and at most this many pairs is a leaf: its pairs are scanned
+        whole from the cached Gram (when the score has one and the bar is finite) instead of the
+        node solving its relaxation and branching (0: ``leaf_limit`` alone decides).
     open_pairs : int
         A node with two features left scores the pairs of its open children itself when they are
         at most this many (0: its children become nodes with one feature left).
@@ -79,6 +83,7 @@ class OracleOptions:
     max_swaps: int = 100
     enum_limit: int = 1_500_000
     leaf_limit: int = 20_000
+    pair_leaf_limit: int = PAIR_LEAF
     open_pairs: int = OPEN_PAIRS
     child_batch: int = CHILD_BATCH
     node_limit: int = NODE_LIMIT

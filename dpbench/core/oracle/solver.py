@@ -24,6 +24,9 @@ OA_PARAMS = {
                         int, interval=COUNT),
     "leaf_limit": Param(OracleOptions.leaf_limit, "branch-and-bound nodes with at most this many completions are scored "
                         "exhaustively instead of branching (tests and tuning)", int, interval=COUNT),
+    "pair_leaf_limit": Param(OracleOptions.pair_leaf_limit, "a branch-and-bound node with two features left and at "
+                             "most this many pairs scans them all from the cached Gram instead of branching "
+                             "(0 = leaf_limit alone decides; deterministic)", int, interval=COUNT),
     "open_pairs": Param(OracleOptions.open_pairs, "a branch-and-bound node with two features left scores its open "
                         "children's pairs itself when they are at most this many (0 = its children become nodes; "
                         "deterministic)", int, interval=COUNT),
