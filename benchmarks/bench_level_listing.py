@@ -9,9 +9,12 @@ and prints the seconds, the nodes, the status and lower bound, and the seconds s
 node relaxations (``_relax_node``), the leaves' scans (``_scan_leaf``) and the closures that score
 a node's open children's pairs (``_score_open_pairs``). Node counts and bounds are deterministic
 on one machine; seconds are wall clock. Two codes are compared by running this script from each
-checkout, alternating.
+checkout, alternating. ``--pair-leaf-limit`` sets the oracle's ``pair_leaf_limit`` (session 27:
+nodes with two features left and at most that many pairs are scanned whole; 0 turns that off), and
+``--optimum`` runs gravier's certified optimum instead of the listing, in one process too.
 
-    python benchmarks/bench_level_listing.py [--node-limit 250000] [--out row.json]
+    python benchmarks/bench_level_listing.py [--node-limit 250000] [--pair-leaf-limit N] [--optimum]
+        [--out row.json]
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from benchmarks.bench_real_data import make_trial  # noqa: E402  (the checkout i
 #: gravier's top-R list at the defaults: the R-th score and the optimum's support (sessions 20-25).
 THRESHOLD = 25.486591323124824
 OPTIMUM = (62, 666, 731, 1336, 2672)
-PARTS = ("_relax_node", "_scan_leaf", "_score_open_pairs")
+PARTS = ("_relax_node", "_scan_completions", "_score_open_pairs")
 
 
-def run(node_limit: int) -> dict:
-    """The listing's row: seconds, nodes, status, lower bound, and seconds per part of the nodes."""
+def run(node_limit: int, pair_leaf_limit: int | None = None, optimum: bool = False) -> dict:
+    """The listing's row (or the optimum's, ``optimum=True``): seconds, nodes, status, lower bound,
+    and seconds per part of the nodes (``scan_completions`` includes the closures' scans)."""
     from dpbench.core.oracle import OASession
 
     spent = {name: [0, 0.0] for name in PARTS}
@@ -54,18 +58,24 @@ def run(node_limit: int) -> dict:
     try:
         for name in PARTS:
             setattr(OASession, name, timed(name))
-        sess = make_trial("gravier", 10.0, "standardize").oracle(split_parts=2, workers=1)
+        params = {} if pair_leaf_limit is None else {"pair_leaf_limit": pair_leaf_limit}
+        sess = make_trial("gravier", 10.0, "standardize").oracle(split_parts=2, workers=1, **params)
         sess.supports_below(1e9, fixed_out=list(range(2900, 2905)), node_limit=5)  # compiles the kernels
         for v in spent.values():
             v[:] = [0, 0.0]
         t0 = time.perf_counter()
-        res = sess.supports_below(THRESHOLD, fixed_out=list(OPTIMUM), node_limit=node_limit)
+        if optimum:
+            res = sess.solve(node_limit=node_limit)
+            members, nodes = int(res.support is not None), res.iterations
+        else:
+            res = sess.supports_below(THRESHOLD, fixed_out=list(OPTIMUM), node_limit=node_limit)
+            members, nodes = len(res.supports), res.nodes
         seconds = time.perf_counter() - t0
     finally:
         for name in PARTS:
             setattr(OASession, name, saved[name])
-    return {"seconds": round(seconds, 1), "nodes": int(res.nodes), "status": res.status,
-            "lower_bound": float(res.lower_bound), "members": int(len(res.supports)),
+    return {"search": "optimum" if optimum else "level 5", "seconds": round(seconds, 1), "nodes": int(nodes),
+            "status": res.status, "lower_bound": float(res.lower_bound), "members": members,
             "parts": {name.strip("_"): {"calls": c, "seconds": round(s, 2)} for name, (c, s) in spent.items()},
             "load": round(os.getloadavg()[0], 2)}
 
@@ -73,9 +83,12 @@ def run(node_limit: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--node-limit", type=int, default=250_000, help="deterministic work limit (nodes)")
+    ap.add_argument("--pair-leaf-limit", type=int, default=None,
+                    help="the oracle's pair_leaf_limit (default: the library's; 0: no pair leaves)")
+    ap.add_argument("--optimum", action="store_true", help="gravier's certified optimum instead of level 5")
     ap.add_argument("--out", help="write the row as JSON here")
     args = ap.parse_args(argv)
-    row = run(args.node_limit)
+    row = run(args.node_limit, args.pair_leaf_limit, args.optimum)
     print(json.dumps(row))
     if args.out:
         with open(args.out, "w") as fh:

@@ -14,3 +14,14 @@ def test_a_short_listing_row_counts_its_parts_and_restores_the_session():
     assert row["lower_bound"] < bench.THRESHOLD  # stopped early: nothing certified
     assert row["parts"]["relax_node"]["calls"] > 0
     assert all(getattr(OASession, name) is fn for name, fn in before.items())
+
+
+def test_pair_leaves_replace_relaxations_in_a_short_optimum_row():
+    """300 optimum nodes relax less with pair leaves (nodes with two features left scanned whole)
+    than without them, and scan more. The first nodes keep nearly all 2 905 features, so the limit
+    here covers every pair (2^23)."""
+    bench = benchmark_module("bench_level_listing")
+    on, off = bench.run(300, pair_leaf_limit=2**23, optimum=True), bench.run(300, pair_leaf_limit=0, optimum=True)
+    assert on["search"] == off["search"] == "optimum" and on["status"] == off["status"] == "work_limit"
+    assert on["parts"]["relax_node"]["calls"] < off["parts"]["relax_node"]["calls"]
+    assert on["parts"]["scan_completions"]["calls"] > off["parts"]["scan_completions"]["calls"]
