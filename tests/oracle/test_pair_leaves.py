@@ -90,6 +90,17 @@ def test_threshold_lists_match_brute_force_with_pair_leaves(kind, seed, lam, qua
     assert seen["leaves"] > 0
 
 
+def test_the_limit_is_bounded_when_the_solver_is_configured():
+    """A leaf keeps its open pairs in memory, so the limit has a ceiling (PAIR_LEAF_MAX)."""
+    from dpbench.core.errors import UserInputError
+    from dpbench.core.oracle.limits import PAIR_LEAF_MAX
+
+    highs = registry().solver("highs")
+    assert highs(pair_leaf_limit=PAIR_LEAF_MAX).config["pair_leaf_limit"] == PAIR_LEAF_MAX
+    with pytest.raises(UserInputError, match="pair_leaf_limit"):
+        highs(pair_leaf_limit=PAIR_LEAF_MAX + 1)
+
+
 def test_without_a_cached_gram_the_node_branches_as_before(monkeypatch):
     """The scan needs the cached Gram: with ``gram="columns"`` no pair leaf runs, and the answer is
     the same."""

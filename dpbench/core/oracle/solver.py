@@ -5,7 +5,7 @@ from __future__ import annotations
 from dpbench.core.contracts.oracle import Solver
 from dpbench.core.params import Param
 from dpbench.core.oracle.constraints import require_positive_lam
-from dpbench.core.oracle.limits import SPLIT_PARTS_MAX
+from dpbench.core.oracle.limits import PAIR_LEAF_MAX, SPLIT_PARTS_MAX
 from dpbench.core.oracle.options import OracleOptions
 from dpbench.core.oracle.session import OASession
 
@@ -26,7 +26,8 @@ OA_PARAMS = {
                         "exhaustively instead of branching (tests and tuning)", int, interval=COUNT),
     "pair_leaf_limit": Param(OracleOptions.pair_leaf_limit, "a branch-and-bound node with two features left and at "
                              "most this many pairs scans them all from the cached Gram instead of branching "
-                             "(0 = leaf_limit alone decides; deterministic)", int, interval=COUNT),
+                             "(0 = leaf_limit alone decides; at most 2^24, which bounds a leaf's memory; deterministic)", int,
+                             interval=(0, PAIR_LEAF_MAX, "both")),
     "open_pairs": Param(OracleOptions.open_pairs, "a branch-and-bound node with two features left scores its open "
                         "children's pairs itself when they are at most this many (0 = its children become nodes; "
                         "deterministic)", int, interval=COUNT),
