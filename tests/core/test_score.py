@@ -326,3 +326,19 @@ def test_inputs_are_not_modified(B):
     np.testing.assert_array_equal(G, G0)
     np.testing.assert_array_equal(c, c0)
     np.testing.assert_array_equal(S, S0)
+
+
+@pytest.mark.parametrize("p", [5, 300, 700])
+def test_cached_gram_is_exactly_symmetric(p):
+    """The cached Gram is exactly symmetric (the leaf scan reads a pair's entry from either
+    feature's row), and mirroring keeps the upper triangle bit for bit: an asymmetric matrix
+    gets its upper triangle reflected, a symmetric one is left as it was."""
+    from dpbench.core.score.ridge import _symmetric
+
+    rng = np.random.default_rng(p)
+    X = rng.normal(size=(40, p))
+    G = RidgeScore(X, rng.normal(size=40), 1.0, gram="full").cached_gram()
+    assert np.array_equal(G, G.T) and np.array_equal(G, X.T @ X)
+    A = rng.normal(size=(p, p))
+    B = _symmetric(A.copy())
+    assert np.array_equal(B, B.T) and np.array_equal(np.triu(B), np.triu(A))

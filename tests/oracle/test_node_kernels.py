@@ -234,16 +234,18 @@ def _lexicographic_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff, rows):
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("weights", ["distinct", "tied", "rounded-ties", "duplicated", "nan"])
-def test_leaf_pair_scan_keeps_what_a_lexicographic_visit_keeps(seed, weights):
-    """The scan finds a row's open pairs from the candidates sorted by cut weight; it must return
-    exactly what visiting every pair in lexicographic order returns, the first smallest closed
-    bound included, when weights tie exactly ("tied"), when distinct weights give bounds that
-    round to the same value ("rounded-ties": cut0 = 1e17), when candidates come in identical
-    twins, so that pair bounds tie too ("duplicated"), and with a NaN weight."""
+@pytest.mark.parametrize("c", [23, 71])
+def test_leaf_pair_scan_keeps_what_a_lexicographic_visit_keeps(seed, weights, c):
+    """The scan visits the candidates by decreasing cut weight, each with its partners after it in
+    that order; it must return exactly what visiting every pair in lexicographic order returns,
+    the first smallest closed bound included, when weights tie exactly ("tied"), when distinct
+    weights give bounds that round to the same value ("rounded-ties": cut0 = 1e17, where the order
+    of the two subtractions matters), when candidates come in identical twins, so that pair bounds
+    tie too ("duplicated"), and with a NaN weight; over all pairs and over a node's first rows."""
     from dpbench.core.oracle.node_kernels import _pair_bound, leaf_pair_scan
 
     rng = np.random.default_rng(seed)
-    p, c, f, lam = 40, 23, 2, 1.0
+    p, f, lam = 80, 2, 1.0
     X = rng.normal(size=(30, p))
     C = rng.permutation(p)[:c].astype(np.int64)
     U = 0.3 * rng.normal(size=(f, c))
@@ -262,7 +264,7 @@ def test_leaf_pair_scan_keeps_what_a_lexicographic_visit_keeps(seed, weights):
         cut0 = 1e17
     elif weights == "nan":
         W[C[rng.integers(c, size=2)]] = np.nan
-    for rows in (c, 5):
+    for rows in (c, 5, c // 2):
         lbs = [cut0 - W[C[i]] - W[C[j]] for i in range(c) for j in range(i + 1, c)]
         pbs = [_pair_bound(G[C[i], C[j]], U, i, j, mC, t, R0, lam, lam * (1 - 1e-9)) for i in range(c)
                for j in range(i + 1, c)]  # cutoffs above every cut bound: the pair bounds decide

@@ -380,6 +380,10 @@ class BranchAndBound:
         args = (np.asarray(C, dtype=np.int64), G, t, mC, U, R0, float(sc.lam), float(const - W[F].sum()), W,
                 float(cutoff))
         A, low, low_A = leaf_pair_scan(*args, int(rows)) if m == 2 else leaf_triple_scan(*args)
+        if not A.shape[0]:  # the usual leaf: its bounds close every completion; offer their smallest
+            if low_A[0] >= 0:
+                target.offer(np.sort(np.concatenate([F, C[low_A]]))[None], np.array([low]))
+            return True
         step = LEAF_BLOCK // m
         for b0 in range(0, max(A.shape[0], 1), step):
             Ab = A[b0:b0 + step]

@@ -434,31 +434,52 @@ def pair_bounds(GCC, A, t, mC, U, R0, lam):
 
 
 @njit(**_JIT)
+def _before(v, i, j, low, li, lj):
+    """Whether the pair (i, j) with bound v comes before (low, li, lj): a smaller bound, or the same
+    bound and a pair first in lexicographic order."""
+    return v < low or (v == low and (i < li or (i == li and j < lj)))
+
+
+@njit(**_JIT)
+def _open_end(Ws, x, cut0, wa, cutoff, first):
+    """The first b >= x whose cut bound with the weight ``wa`` is not below ``cutoff`` (Ws sorted
+    decreasing), ``wa`` subtracted first (``first``, its feature the pair's first position) or last."""
+    y = Ws.size
+    while x < y:
+        mid = (x + y) // 2
+        if ((cut0 - wa) - Ws[mid] if first else (cut0 - Ws[mid]) - wa) < cutoff:
+            x = mid + 1
+        else:
+            y = mid
+    return x
+
+
+@njit(**_JIT)
 def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff, rows):
     """The pairs of a leaf with two features left that its bounds leave below ``cutoff``.
 
     Bounds every pair (i, j), i < j, i < ``rows``, of positions in C (``rows = c``: all pairs of
     the leaf; ``rows = k``: the pairs of a node's first k open children, each a leaf of one
     feature left, :meth:`~dpbench.core.oracle.branch_and_bound.BranchAndBound._score_open_pairs`)
-    as :func:`leaf_pairs` does, with the same arithmetic: the cut bound, then the closed-form pair
-    bound, and returns what a visit in lexicographic order (the order of
-    :func:`~dpbench.core.supports.iter_supports`) would keep. The pair's Gram entry is read from the
-    cached ``G = X^T X`` only when the cut bound leaves it open, so the leaf needs neither the block
-    ``X_C^T X_C`` (c^2 scattered reads) nor the (B, 2) index array nor a sorted support per pair:
-    on gravier's optimum (``standardize``, Lambda = 10) those took a quarter of the search (issue 22,
+    as :func:`leaf_pairs` does, with the same arithmetic: the cut bound ``(cut0 - W[C[i]]) -
+    W[C[j]]``, then the closed-form pair bound, and returns what a visit in lexicographic order
+    (the order of :func:`~dpbench.core.supports.iter_supports`) would keep. The pair's Gram entry
+    is read from the cached ``G = X^T X`` only when the cut bound leaves it open (issue 22,
     session 22).
 
-    A row's open pairs are found from the candidates sorted once by their cut weight (the cut bound
-    is monotone in it), and their closed-form bounds are computed in loops without data-dependent
-    branches. On 213 scans captured from gravier's optimum (42.6 million pairs, 83 % closed by the
-    cut), that is 3.3 ns a pair against 10.8-13.5 ns for a visit pair by pair, with the same outputs
-    (issue 22, session 27).
+    The candidates are visited in decreasing cut weight ``W[C[j]]``. The cut bound is nonincreasing
+    in either weight (rounding is monotone), so the a-th candidate's open partners b > a are two
+    prefixes (partners after it in C, and before it: the bound subtracts the first position's
+    weight first), contiguous in arrays permuted once. Their Gram entries come from the visited
+    candidate's row (the score keeps ``G`` exactly symmetric) and their bounds from loops without
+    branches on the data. Each open pair is bounded once (281 scans of gravier's level 5: 11.2
+    million of 56.8 million pairs, against 21.3 million in C's order; issue 22, session 28).
 
     Parameters
     ----------
     C : int64 (c,)
     G : float64 (p, p)
-        ``X^T X`` (the score's cached Gram).
+        ``X^T X`` (the score's cached Gram), exactly symmetric.
     t, mC : float64 (c,)
     U : float64 (f, c)
     R0, lam, cut0, cutoff : float
@@ -478,72 +499,102 @@ def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff, rows):
     """
     c = C.size
     rows = min(rows, c)
-    need = np.empty((rows * (2 * c - rows - 1) // 2, 2), dtype=np.int64)
+    keys = np.empty(rows * (2 * c - rows - 1) // 2, dtype=np.int64)  # i c + j of the kept pairs
     k = 0
-    low = np.inf
-    low_pair = np.full(2, -1, dtype=np.int64)
+    low, li, lj = np.inf, -1, -1
     lo = lam * (1 - 1e-9)
-    # The cut bound cut_i - W[C[j]] is nonincreasing in W[C[j]] (rounding is monotone), so row i's
-    # open pairs are a prefix of the positions in decreasing W, and its smallest closed cut bound
-    # is at the first closed position after i in that order.
+    f = U.shape[0]
     Wc = np.empty(c)
     for j in range(c):
         Wc[j] = W[C[j]]
     P = np.argsort(-Wc, kind="mergesort")  # NaN last: never open, never the smallest
-    Ws = Wc[P]
-    js = np.empty(c, dtype=np.int64)  # row i's open positions j > i, in the order of P
+    Ws, Cp, mp, tp = Wc[P], C[P], mC[P], t[P]
+    Up = np.empty((f, c))
+    for r_ in range(f):
+        for s in range(c):
+            Up[r_, s] = U[r_, P[s]]
     M = np.empty(c)
     pb = np.empty(c)
-    kept = np.empty(c, dtype=np.int64)
-    for i in range(rows):
-        cut_i = cut0 - W[C[i]]
-        n = 0
-        s = 0
-        while s < c and cut_i - Ws[s] < cutoff:
-            js[n] = P[s]
-            n += P[s] > i  # branch-free: a position before i is overwritten by the next
-            s += 1
-        v_row, j_row = np.inf, -1  # the row's smallest closed bound, at its smallest position
-        while s < c:
-            j = P[s]
-            if j > i:
-                lb = cut_i - Ws[s]
-                if j_row < 0 and lb < v_row:
-                    v_row, j_row = lb, j
-                elif j_row < 0 or lb != v_row:  # NaN, or past the ties of the smallest bound
-                    break
-                elif j < j_row:
-                    j_row = j
-            s += 1
-        # The open pairs' Schur entries, then their bounds: gathers and arithmetic in loops without
-        # branches on the data (the SIMD lanes), in the order of _pair_bound's arithmetic.
-        row = G[C[i]]
-        for q in range(n):
-            M[q] = row[C[js[q]]]
-        for r_ in range(U.shape[0]):
-            uri = U[r_, i]
-            Ur = U[r_]
+    for a in range(c - 1):
+        ia = P[a]
+        head = cut0 - Ws[a]  # the cut bound's first step when C[ia] is the pair's first position
+        n1 = _open_end(Ws, a + 1, cut0, Ws[a], cutoff, True)  # closed partners after C[ia] in C
+        n2 = _open_end(Ws, a + 1, cut0, Ws[a], cutoff, False)  # and before it
+        b0 = a + 1
+        n = max(n1, n2) - b0
+        if n > 0:
+            row = G[Cp[a]]
             for q in range(n):
-                M[q] -= uri * Ur[js[q]]
-        mi, ti = mC[i], t[i]
-        for q in range(n):
-            j = js[q]
-            pb[q] = _pair_value(M[q], mi, mC[j], ti, t[j], R0, lam, lo)
-        n_kept = 0
-        for q in range(n):
-            j = js[q]
-            if not pb[q] >= cutoff:
-                kept[n_kept] = j
-                n_kept += 1
-            elif pb[q] < v_row or (pb[q] == v_row and j < j_row):
-                v_row, j_row = pb[q], j
-        kept[:n_kept].sort()  # lexicographic order
-        for q in range(n_kept):
-            need[k, 0] = i
-            need[k, 1] = kept[q]
-            k += 1
-        if v_row < low:
-            low = v_row
-            low_pair[0] = i
-            low_pair[1] = j_row
-    return need[:k], low, low_pair
+                M[q] = row[Cp[b0 + q]]
+            for r_ in range(f):
+                ura = U[r_, ia]
+                Ur = Up[r_]
+                for q in range(n):
+                    M[q] -= ura * Ur[b0 + q]
+            ma, ta = mC[ia], t[ia]
+            for q in range(n):  # _pair_value's arguments in the pair's order, as a lexicographic visit
+                b = b0 + q
+                first = ia < P[b]
+                pb[q] = _pair_value(M[q], ma if first else mp[b], mp[b] if first else ma,
+                                    ta if first else tp[b], tp[b] if first else ta, R0, lam, lo)
+            for q in range(n):
+                b = b0 + q
+                jb = P[b]
+                if ia < jb:
+                    if b >= n1 or ia >= rows:
+                        continue
+                    i, j = ia, jb
+                else:
+                    if b >= n2 or jb >= rows:
+                        continue
+                    i, j = jb, ia
+                if not pb[q] >= cutoff:
+                    keys[k] = i * c + j
+                    k += 1
+                elif _before(pb[q], i, j, low, li, lj):
+                    low, li, lj = pb[q], i, j
+        # The smallest closed cut bound of each family: nondecreasing in b, so the first closed
+        # partner's, or among equal ones (rounding) the partner first in C.
+        if ia < rows:
+            v, jv = np.inf, -1
+            for b in range(n1, c):
+                jb = P[b]
+                if jb < ia:
+                    continue
+                lb = head - Ws[b]
+                if jv < 0:
+                    if not lb < v:  # NaN or inf: no bound to offer
+                        break
+                    v, jv = lb, jb
+                elif lb != v:
+                    break
+                elif jb < jv:
+                    jv = jb
+            if jv >= 0 and _before(v, ia, jv, low, li, lj):
+                low, li, lj = v, ia, jv
+        v, iv = np.inf, -1
+        for b in range(n2, c):
+            jb = P[b]
+            if jb > ia or jb >= rows:
+                continue
+            lb = (cut0 - Ws[b]) - Ws[a]
+            if iv < 0:
+                if not lb < v:
+                    break
+                v, iv = lb, jb
+            elif lb != v:
+                break
+            elif jb < iv:
+                iv = jb
+        if iv >= 0 and _before(v, iv, ia, low, li, lj):
+            low, li, lj = v, iv, ia
+    keys[:k].sort()  # lexicographic order
+    need = np.empty((k, 2), dtype=np.int64)
+    for q in range(k):
+        need[q, 0] = keys[q] // c
+        need[q, 1] = keys[q] % c
+    low_pair = np.full(2, -1, dtype=np.int64)
+    if li >= 0:
+        low_pair[0] = li
+        low_pair[1] = lj
+    return need, low, low_pair

@@ -20,6 +20,25 @@ from dpbench.core.errors import UserInputError
 #: Largest p for which the full p x p Gram matrix X^T X is formed and cached (200 MB).
 GRAM_LIMIT = 5000
 
+
+def _symmetric(G):
+    """``G`` with its upper triangle mirrored into its lower one, in place, and returned.
+
+    ``X^T X`` of a C-contiguous X is computed by a symmetric rank-n update, exactly symmetric;
+    this makes sure of it whatever the BLAS, since the leaf kernels read the pair {u, v}'s entry
+    from the row of whichever feature they visit first (``node_kernels.leaf_pair_scan``) and must
+    get the same bits either way. In blocks of rows: no temporary of size p^2.
+    """
+    p = G.shape[0]
+    for i0 in range(0, p, 256):
+        i1 = min(i0 + 256, p)
+        G[i0:i1, :i0] = G[:i0, i0:i1].T
+        d = G[i0:i1, i0:i1]
+        low = np.tril_indices(i1 - i0, -1)
+        d[low] = d.T[low]
+    return G
+
+
 # Bytes of gathered columns per block when Gram blocks are assembled from columns of X
 # (gram="columns"): about the size of an L2 cache, so the batched matmul reads them from cache.
 _COLUMN_GATHER_BYTES = 512 * 2**10
@@ -386,7 +405,7 @@ class RidgeScore:
         if gram not in ("full", "columns"):
             raise UserInputError(f"unknown gram mode {gram!r}; use 'auto', 'full' or 'columns'")
         self.gram_mode = gram
-        self._G = self.X.T @ self.X if gram == "full" else None
+        self._G = _symmetric(self.X.T @ self.X) if gram == "full" else None
         # Raveled view for the flat-index gather of the lower triangles in _solve.
         self._Gflat = self._G.ravel() if self._G is not None else None
         self._XT = None  # X^T, made on first use in columns mode
