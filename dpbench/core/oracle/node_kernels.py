@@ -455,6 +455,28 @@ def _open_end(Ws, x, cut0, wa, cutoff, first):
 
 
 @njit(**_JIT)
+def _first_closed(P, Ws, b, cut0, wa, ia, rows, first):
+    """The smallest closed cut bound from the b-th candidate on (by decreasing weight) paired with
+    position ``ia`` (weight ``wa``): over the partners after it in C (``first``) or before it and
+    below ``rows``; among equal bounds (rounding), the partner first in C. (inf, -1) if none."""
+    v, jv = np.inf, -1
+    for b in range(b, P.size):
+        jb = P[b]
+        if (jb < ia) if first else (jb > ia or jb >= rows):
+            continue
+        lb = (cut0 - wa) - Ws[b] if first else (cut0 - Ws[b]) - wa
+        if jv < 0:
+            if not lb < v:  # NaN or inf: no bound to offer
+                break
+            v, jv = lb, jb
+        elif lb != v:
+            break
+        elif jb < jv:
+            jv = jb
+    return v, jv
+
+
+@njit(**_JIT)
 def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff, rows):
     """The pairs of a leaf with two features left that its bounds leave below ``cutoff``.
 
@@ -517,7 +539,6 @@ def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff, rows):
     pb = np.empty(c)
     for a in range(c - 1):
         ia = P[a]
-        head = cut0 - Ws[a]  # the cut bound's first step when C[ia] is the pair's first position
         n1 = _open_end(Ws, a + 1, cut0, Ws[a], cutoff, True)  # closed partners after C[ia] in C
         n2 = _open_end(Ws, a + 1, cut0, Ws[a], cutoff, False)  # and before it
         b0 = a + 1
@@ -553,39 +574,12 @@ def leaf_pair_scan(C, G, t, mC, U, R0, lam, cut0, W, cutoff, rows):
                     k += 1
                 elif _before(pb[q], i, j, low, li, lj):
                     low, li, lj = pb[q], i, j
-        # The smallest closed cut bound of each family: nondecreasing in b, so the first closed
-        # partner's, or among equal ones (rounding) the partner first in C.
+        # The smallest closed cut bound of each family (nondecreasing in b).
         if ia < rows:
-            v, jv = np.inf, -1
-            for b in range(n1, c):
-                jb = P[b]
-                if jb < ia:
-                    continue
-                lb = head - Ws[b]
-                if jv < 0:
-                    if not lb < v:  # NaN or inf: no bound to offer
-                        break
-                    v, jv = lb, jb
-                elif lb != v:
-                    break
-                elif jb < jv:
-                    jv = jb
+            v, jv = _first_closed(P, Ws, n1, cut0, Ws[a], ia, rows, True)
             if jv >= 0 and _before(v, ia, jv, low, li, lj):
                 low, li, lj = v, ia, jv
-        v, iv = np.inf, -1
-        for b in range(n2, c):
-            jb = P[b]
-            if jb > ia or jb >= rows:
-                continue
-            lb = (cut0 - Ws[b]) - Ws[a]
-            if iv < 0:
-                if not lb < v:
-                    break
-                v, iv = lb, jb
-            elif lb != v:
-                break
-            elif jb < iv:
-                iv = jb
+        v, iv = _first_closed(P, Ws, n2, cut0, Ws[a], ia, rows, False)
         if iv >= 0 and _before(v, iv, ia, low, li, lj):
             low, li, lj = v, iv, ia
     keys[:k].sort()  # lexicographic order
