@@ -69,8 +69,8 @@ OPEN_PAIRS = 2**20
 #: Lambda = 10, one process) took 49.8-54.3 s instead of 67.3-73.4 s, with 8 707 relaxations
 #: instead of 16 486; 4 million pairs took 61.8 s (issue 22, session 27; docs/performance.md).
 PAIR_LEAF = 2**20
-#: The largest ``pair_leaf_limit`` accepted: a scan keeps its open pairs as an int64 (k, 2) array,
-#: so 2^24 pairs bound one leaf's memory at 256 MB.
+#: The largest ``pair_leaf_limit`` accepted: a scan reserves one int64 key per pair of the leaf for
+#: the pairs it keeps, so 2^24 pairs bound one leaf's memory at 128 MB (pages touched only as kept).
 PAIR_LEAF_MAX = 2**24
 #: Open children a branch-and-bound node with at least three features left pushes as nodes of their
 #: own before the rest of its candidates become one tail node (``child_batch``; the node pushes

@@ -441,13 +441,19 @@ def _before(v, i, j, low, li, lj):
 
 
 @njit(**_JIT)
+def _cut(cut0, wa, wb, first):
+    """The cut bound of the visited candidate (weight ``wa``) with a partner (``wb``), the weight of
+    the pair's first position in C subtracted first (``first``: the visited one's), as a lexicographic visit."""
+    return (cut0 - wa) - wb if first else (cut0 - wb) - wa
+
+
+@njit(**_JIT)
 def _open_end(Ws, x, cut0, wa, cutoff, first):
-    """The first b >= x whose cut bound with the weight ``wa`` is not below ``cutoff`` (Ws sorted
-    decreasing), ``wa`` subtracted first (``first``, its feature the pair's first position) or last."""
+    """The first b >= x whose cut bound (:func:`_cut`) with ``wa`` is not below ``cutoff``; Ws decreasing."""
     y = Ws.size
     while x < y:
         mid = (x + y) // 2
-        if ((cut0 - wa) - Ws[mid] if first else (cut0 - Ws[mid]) - wa) < cutoff:
+        if _cut(cut0, wa, Ws[mid], first) < cutoff:
             x = mid + 1
         else:
             y = mid
@@ -464,7 +470,7 @@ def _first_closed(P, Ws, b, cut0, wa, ia, rows, first):
         jb = P[b]
         if (jb < ia) if first else (jb > ia or jb >= rows):
             continue
-        lb = (cut0 - wa) - Ws[b] if first else (cut0 - Ws[b]) - wa
+        lb = _cut(cut0, wa, Ws[b], first)
         if jv < 0:
             if not lb < v:  # NaN or inf: no bound to offer
                 break
