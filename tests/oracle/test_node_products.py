@@ -58,6 +58,32 @@ def test_product_on_forms_only_small_feature_sets(monkeypatch):
     np.testing.assert_array_equal(WS.product_on(score, alpha, few), full)
 
 
+def test_product_from_the_gram_rows_of_the_nonzero_coefficients(monkeypatch):
+    """With ``coef = (W, beta)``, ``X^T y - G[:, W] beta`` replaces ``X^T alpha`` when it reads less
+    (nnz(beta) p < n |features|): the same numbers to rounding on every feature, and the path is
+    taken only then (spied), never without a cached Gram."""
+    score = _score(n=60, p=90)
+    rng = np.random.default_rng(3)
+    W = np.array([1, 4, 10, 30, 31, 77], dtype=np.int64)
+    beta = rng.normal(size=W.size)
+    beta[2] = 0.0  # skipped row
+    alpha = score.y - score.X[:, W] @ beta
+    full = score.X.T @ alpha
+    calls = []
+    orig = WS.gram_product
+    monkeypatch.setattr(WS, "gram_product", lambda *a: calls.append(1) or orig(*a))
+    a = WS.product_on(score, alpha, None, (W, beta))
+    assert calls and not np.isnan(a).any()
+    np.testing.assert_allclose(a, full, rtol=1e-12, atol=1e-12 * np.abs(full).max())
+    few = np.array([2, 9, 40], dtype=np.int64)  # 5 rows of p = 90 read more than 60 rows of 3 features
+    calls.clear()
+    np.testing.assert_allclose(WS.product_on(score, alpha, few, (W, beta))[few], full[few], rtol=1e-13, atol=1e-13)
+    assert not calls
+    cols = RidgeScore(score.X, score.y, lam=score.lam, r=score.r, gram="columns")  # no cached Gram
+    np.testing.assert_array_equal(WS.product_on(cols, alpha, None, (W, beta)), full)
+    assert not calls
+
+
 def test_columns_of_are_the_columns_of_x(monkeypatch):
     score = _score()
     W = np.array([3, 4, 60, 7], dtype=np.int64)

@@ -455,7 +455,7 @@ def ksupport_alpha(score, fixed, groups, *, start=(), warm=None, width=20, round
         alphas = [alpha]
         a_sign = None
         if compiled:
-            ent = entrants_compiled(score, alpha, inW, csr, grow_min, W.size, features)
+            ent = entrants_compiled(score, alpha, inW, csr, grow_min, W.size, features, (W, beta))
             if ent is not None:
                 ent, a_sign = ent
         else:
