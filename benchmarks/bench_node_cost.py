@@ -108,9 +108,9 @@ def warm_up():
     rng = np.random.default_rng(0)
     sc = RidgeScore(rng.normal(size=(20, 12)), rng.normal(size=20), lam=1.0, r=1.1)
     relaxation_bound(sc, np.zeros(0, dtype=np.int64), [(np.arange(12), 3)], per_feature=True, method="prox")
-    from dpbench.core.oracle import kernels
+    from dpbench.core.oracle import children
 
-    kernels.child_bounds(np.ones(4), 1.0, 1.0, 1.0, 1.1, np.zeros(0, dtype=np.int64), np.arange(4), 2)
+    children.child_bounds(np.ones(4), 1.0, 1.0, 1.0, 1.1, np.zeros(0, dtype=np.int64), np.arange(4), 2, np.zeros(4))
 
 
 class NodeCost:

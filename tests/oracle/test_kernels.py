@@ -160,22 +160,6 @@ def test_dual_bounds_match_numpy(lam, r):
     assert b == np.inf and T2 == np.inf and np.all(per == np.inf)
 
 
-@pytest.mark.parametrize("lam,r", [(0.1, np.inf), (1.0, 1.1), (10.0, 0.3), (120.0, 1.1)])
-def test_child_bounds_match_numpy(lam, r):
-    rng = np.random.default_rng(int(lam * 13))
-    for _ in range(40):
-        p = int(rng.integers(4, 40))
-        a, fixed, gl = _dual_case(rng, p, 1)
-        C = gl[0][0]
-        m = int(rng.integers(1, min(4, C.size) + 1))
-        ay, aa = float(rng.normal() * 3), float(rng.uniform(0.1, 5))
-        Cs0, b0 = rx.child_bounds(a, ay, aa, lam, r, fixed, C, m)
-        Cs, bk = K.child_bounds(a, ay, aa, lam, r, fixed, C, m)
-        np.testing.assert_array_equal(Cs, Cs0)
-        np.testing.assert_allclose(bk, b0, rtol=RTOL, atol=1e-12)
-        assert np.all(np.diff(bk) >= 0)
-
-
 @pytest.mark.parametrize("lam,r", [(0.1, 1.1), (1.0, np.inf), (10.0, 1.1), (120.0, 0.3)])
 def test_node_relaxation_compiled_matches_numpy(lam, r):
     """relaxation_bound(method="prox") with the compiled kernels and with the numpy functions:

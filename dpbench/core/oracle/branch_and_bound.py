@@ -311,8 +311,9 @@ class BranchAndBound:
                     if not np.isfinite(b_) or (np.maximum(child_r, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
                         Cs, child = Cr, child_r  # the order with fewer open children
             if dual is not None:
-                # Children in decreasing a^2 of the node's dual point, bounded in closed form.
-                Ca, child_a = self._dual_children(dual[0], F, C, m)
+                # Children in decreasing a^2 of the node's dual point, bounded in closed form; a tie
+                # (the k-support tail) in decreasing weight of the node's own cut
+                Ca, child_a = self._dual_children(dual[0], F, C, m, cuts[0][1])
                 b_ = bar()
                 if not np.isfinite(b_) or (np.maximum(child_a, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
                     Cs, child = Ca, child_a
@@ -454,17 +455,19 @@ class BranchAndBound:
         "prox" node relaxation unless its work counts say ``compiled=False`` (the numpy reference)."""
         return getattr(self, "relax_method", None) == "prox" and getattr(self, "PROX_NODE", {}).get("compiled", True)
 
-    def _dual_children(self, alpha, F, C, m):
-        """:func:`~dpbench.core.oracle.relaxation.child_bounds` of the node at the dual point alpha."""
+    def _dual_children(self, alpha, F, C, m, key):
+        """:func:`~dpbench.core.oracle.relaxation.child_bounds` of the node at the dual point alpha, each
+        tie of ``a^2`` in decreasing ``key`` (p,) (:mod:`~dpbench.core.oracle.children`)."""
         sc = self.score
         last = getattr(self, "_relax_a", None)
         a = last[1] if last is not None and last[0] is alpha else self._product(alpha, F, C)
+        key = np.ascontiguousarray(key, dtype=np.float64)
         if self._compiled_bounds():
-            from dpbench.core.oracle import kernels
+            from dpbench.core.oracle import children
 
-            return kernels.child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
-                                        np.asarray(F, dtype=np.int64), np.asarray(C, dtype=np.int64), int(m))
-        return child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, C, m)
+            return children.child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), float(sc.lam), float(sc.r),
+                                         np.asarray(F, dtype=np.int64), np.asarray(C, dtype=np.int64), int(m), key)
+        return child_bounds(a, float(alpha @ sc.y), float(alpha @ alpha), sc.lam, sc.r, F, C, m, key)
 
     # ------------------------------------------------------------- threshold enumeration
     def supports_below(self, threshold, *, overlap=None, exclude=(), fixed_in=(), fixed_out=(), time_limit=None,

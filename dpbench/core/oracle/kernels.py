@@ -15,9 +15,9 @@ same algorithms as the numpy reference functions, loop for loop:
 * :func:`prox_sq_ksupport`, :func:`sq_ksupport` -- the water-filling prox and the squared
   k-support norm (McDonald, Pontil & Stamos 2016, section 4; Argyriou, Foygel & Srebro 2012,
   Prop. 2.1), as in :mod:`~dpbench.core.oracle.ksupport`;
-* :func:`dual_bounds_1`, :func:`child_bounds` -- the bound (*) of :mod:`~dpbench.core.oracle.relaxation`
-  for one dual point, with per-feature bounds, and the partition children's closed-form
-  bounds (:func:`~dpbench.core.oracle.relaxation.child_bounds`), elementwise as :func:`~dpbench.core.oracle.relaxation._bound_at`.
+* :func:`dual_bounds_1`, :func:`bound_at` -- the bound (*) of :mod:`~dpbench.core.oracle.relaxation`
+  for one dual point, with per-feature bounds, elementwise as :func:`~dpbench.core.oracle.relaxation._bound_at`
+  (the partition children's closed-form bounds use it: :mod:`~dpbench.core.oracle.children`).
 
 Validity never rests on these kernels' accuracy: every bound is the dual formula (*) at some
 alpha, computed with the same rounding margin as the numpy functions. Work limits are the same
@@ -38,7 +38,7 @@ from numba import njit
 
 from dpbench.core.oracle.working_set import lambda_max_upper
 
-__all__ = ["best_scale", "bound_at", "child_bounds", "dual_bounds_1", "prox_sq_ksupport", "psi", "solve_working_set",
+__all__ = ["best_scale", "bound_at", "dual_bounds_1", "prox_sq_ksupport", "psi", "solve_working_set",
            "sq_ksupport", "w_gap"]
 
 #: Same as :data:`dpbench.core.oracle.relaxation.ROUND_MARGIN` (not imported: a kernel reads it as a
@@ -570,29 +570,3 @@ def dual_bounds_1(a, ay, aa, lam, r, fixed, gptr, gidx, needs, per_feature, per_
         for i in range(hi - lo):
             per[gidx[lo + i]] = bound_at(base + (t1 + min(v[i], vneed[g])), ay, aa, lam, r)
     return bound, per, T2
-
-
-@njit(**_JIT)
-def child_bounds(a, ay, aa, lam, r, fixed, C, m):
-    """:func:`dpbench.core.oracle.relaxation.child_bounds` compiled: (Cs (|C|,), bounds (|C| - m + 1,))."""
-    a2C = np.empty(C.size)
-    for i in range(C.size):
-        a2C[i] = a[C[i]] * a[C[i]]
-    order = np.argsort(-a2C, kind="mergesort")
-    Cs = C[order]
-    w = a2C[order]
-    L = w.size - m + 1
-    if L <= 0:
-        return Cs, np.zeros(0)
-    f2 = 0.0
-    for i in fixed:
-        f2 += a[i] * a[i]
-    out = np.empty(L)
-    for i in range(L):
-        T2 = f2
-        for k in range(m):  # window sums term by term, as the reference
-            T2 = T2 + w[i + k]
-        out[i] = bound_at(T2, ay, aa, lam, r)
-    for i in range(L - 2, -1, -1):  # suffix minimum: nondecreasing exactly, only lowers bounds
-        out[i] = min(out[i], out[i + 1])
-    return Cs, out

@@ -60,6 +60,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.core.oracle.blas import one_blas_thread
+from dpbench.core.oracle.children import tie_order_numpy
 from dpbench.core.oracle.working_set import product_on
 from dpbench.core.score import solve_blocks
 
@@ -185,11 +186,12 @@ def _bound_at(T2, ay, aa, lam, r, scale=True):
     return np.maximum(out, 0.0)
 
 
-def child_bounds(a, ay, aa, lam, r, fixed, C, m):
+def child_bounds(a, ay, aa, lam, r, fixed, C, m, key=None):
     """Bounds (*) of all partition children of a node from one dual point, in closed form.
 
     A node (F = ``fixed`` in, m more from C) is partitioned, with C sorted by decreasing
-    ``a_j^2`` into Cs, into the children i = 0, 1, ..: ``Cs[i]`` in, ``Cs[:i]`` out, the other
+    ``a_j^2`` into Cs (with ``key``, each tie by decreasing key:
+    :mod:`~dpbench.core.oracle.children`), into the children i = 0, 1, ..: ``Cs[i]`` in, ``Cs[:i]`` out, the other
     m - 1 from ``Cs[i+1:]``. Every support of child i has
     ``||a_S||^2 <= sum_F a^2 + a_{Cs[i]}^2 + (the m - 1 largest a^2 of Cs[i+1:])
     = sum_F a^2 + sum_{k=i}^{i+m-1} a_{Cs[k]}^2``, so (*) with that T bounds the whole child
@@ -211,6 +213,10 @@ def child_bounds(a, ay, aa, lam, r, fixed, C, m):
     C : int array
         Candidates of the node (|C| >= m >= 1).
     m : int
+    key : ndarray (p,) float64 or None
+        The order within a tie of ``a^2`` (largest first;
+        :func:`~dpbench.core.oracle.children.tie_order`), the members of which then count with
+        the tie's largest ``a^2``. None: exact ``a^2`` order, ties by position in C.
 
     Returns
     -------
@@ -221,8 +227,12 @@ def child_bounds(a, ay, aa, lam, r, fixed, C, m):
     """
     a2 = np.asarray(a, dtype=np.float64) ** 2
     C = np.asarray(C, dtype=np.int64)
-    Cs = C[np.argsort(-a2[C], kind="stable")]
-    w = a2[Cs]
+    if key is None:
+        Cs = C[np.argsort(-a2[C], kind="stable")]
+        w = a2[Cs]
+    else:
+        order, w = tie_order_numpy(a2[C], C, np.asarray(key, dtype=np.float64))
+        Cs = C[order]
     L = w.size - m + 1
     if L <= 0:
         return Cs, np.zeros(0)

@@ -1,0 +1,100 @@
+"""The children's order of a relaxed node (dpbench.core.oracle.children): ties of a^2 broken by a key.
+
+* the compiled child bounds agree with the numpy reference (``relaxation.child_bounds``), with
+  and without planted ties;
+* a tie (values within ``TIE_A2_RTOL``) is ordered by decreasing key, then by position in C, and
+  the order does not move when the tied values are perturbed in their last bits (what the
+  search needs: the same tree whatever the rounding of ``X^T alpha``);
+* validity: with a key, every child bound stays at or below the child's brute-force optimum, on
+  data with exact duplicate columns (exact ties) and without.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from dpbench.core.oracle import children as CH
+from dpbench.core.oracle import relaxation as rx
+from dpbench.core.oracle.relaxation import relaxation_bound
+from dpbench.core.score import RidgeScore
+from helpers.relaxation import tied_problem
+
+
+def _case(rng, p):
+    """a (p,) with a planted run of near-equal |a| (relative 1e-13), fixed features and candidates."""
+    a = rng.normal(size=p)
+    run = rng.choice(p, size=min(p, int(rng.integers(2, 8))), replace=False)
+    a[run] = np.sign(rng.normal(size=run.size)) * abs(a[run[0]]) * (1 + 1e-13 * rng.normal(size=run.size))
+    perm = rng.permutation(p)
+    fixed = np.sort(perm[: int(rng.integers(0, 3))]).astype(np.int64)
+    C = np.sort(perm[fixed.size:]).astype(np.int64)
+    return a, fixed, C
+
+
+@pytest.mark.parametrize("lam,r", [(0.1, np.inf), (1.0, 1.1), (10.0, 0.3), (120.0, 1.1)])
+def test_child_bounds_match_numpy(lam, r):
+    rng = np.random.default_rng(int(lam * 13))
+    for _ in range(40):
+        p = int(rng.integers(4, 40))
+        a, fixed, C = _case(rng, p)
+        key = rng.normal(size=p)
+        m = int(rng.integers(1, min(4, C.size) + 1))
+        ay, aa = float(rng.normal() * 3), float(rng.uniform(0.1, 5))
+        Cs0, b0 = rx.child_bounds(a, ay, aa, lam, r, fixed, C, m, key)
+        Cs, bk = CH.child_bounds(a, ay, aa, lam, r, fixed, C, m, key)
+        np.testing.assert_array_equal(Cs, Cs0)
+        np.testing.assert_allclose(bk, b0, rtol=1e-9, atol=1e-12)
+        assert np.all(np.diff(bk) >= 0)
+
+
+def test_a_tie_is_ordered_by_key_and_stays_put_under_rounding():
+    C = np.array([0, 2, 3, 5, 7, 8], dtype=np.int64)
+    a2 = np.array([4.0, 9.0, 4.0 * (1 + 1e-14), 1.0, 4.0 * (1 - 1e-14), 4.0])  # a tie of four at 4
+    key = np.zeros(9)
+    key[[0, 3, 7, 8]] = [1.0, 3.0, 2.0, 1.0]  # feature 0 and 8 tie in key too: position in C decides
+    order, w = CH.tie_order(a2, C, key, CH.TIE_A2_RTOL)
+    assert C[order].tolist() == [2, 3, 7, 0, 8, 5]
+    assert w.tolist() == [9.0, a2[2], a2[2], a2[2], a2[2], 1.0]  # the run counts with its largest value
+    order0, w0 = CH.tie_order_numpy(a2, C, key)
+    assert order0.tolist() == order.tolist() and w0.tolist() == w.tolist()
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # the last bits of the tied values move: the order does not
+        jitter = a2 * (1 + 4e-16 * rng.integers(-8, 9, size=a2.size))
+        assert CH.tie_order(jitter, C, key, CH.TIE_A2_RTOL)[0].tolist() == order.tolist()
+    # without the tie rule the order follows the last bits (what this rule is for)
+    assert C[np.argsort(-a2, kind="stable")].tolist() == [2, 3, 0, 8, 7, 5]
+
+
+def _child_optimum(score, F, Cs, i, m):
+    rest = Cs[i + 1:]
+    S = np.array([sorted(list(F) + [int(Cs[i])] + list(A)) for A in itertools.combinations(rest.tolist(), m - 1)],
+                 dtype=np.int64)
+    return float(score(S).min())
+
+
+@pytest.mark.parametrize("lam,r", [(0.1, 1.1), (10.0, np.inf), (120.0, 0.3)])
+def test_child_bounds_with_a_key_never_exceed_the_child_optimum(lam, r):
+    checked = ties = 0
+    for seed in range(5):
+        X, y = tied_problem(seed, n=12, p=10, dup=seed % 2 == 0)
+        score = RidgeScore(X, y, lam=lam, r=r)
+        rng = np.random.default_rng(70 + seed)
+        for _ in range(4):
+            perm = rng.permutation(score.p)
+            F = np.sort(perm[:int(rng.integers(0, 2))])
+            C = np.sort(perm[F.size:])
+            m = int(rng.integers(2, 4))
+            _, alpha = relaxation_bound(score, F, [(C, m)])
+            a = X.T @ alpha
+            key = rng.normal(size=score.p)
+            Cs, b = CH.child_bounds(a, float(alpha @ y), float(alpha @ alpha), lam, r, F.astype(np.int64),
+                                    C.astype(np.int64), m, key)
+            a2 = a[Cs] ** 2
+            ties += int(np.sum(np.isclose(a2[1:], a2[:-1], rtol=CH.TIE_A2_RTOL, atol=0)))
+            assert np.all(np.diff(b) >= 0)
+            for i in range(b.size):
+                opt = _child_optimum(score, F, Cs, i, m)
+                assert b[i] <= opt * (1 + 1e-12) + 1e-12, (seed, i, b[i], opt)
+                checked += 1
+    assert checked > 100 and ties > 0  # the tie rule ran (duplicate columns give exact ties)
