@@ -1,7 +1,8 @@
 """Closed-form child bounds of the k-support dual (relaxation.child_bounds) against brute force.
 
 Validity: on random small nodes (F fixed in, m more from a candidate set C; exact duplicate
-columns; lam in {0.1, 1, 10, 120}; r in {0.3, 1.1, inf}) the bound of every partition child
+columns, so exact ties of a^2; lam in {0.1, 1, 10, 120}; r in {0.3, 1.1, inf}; ties ordered by
+position or by a random key) the bound of every partition child
 i (``Cs[i]`` in, ``Cs[:i]`` out, the rest from ``Cs[i+1:]``) never exceeds the true optimum
 over that child's supports, for the node relaxation's dual point and for arbitrary ones, and
 the bounds are nondecreasing in i (the search stops at the first closed child). Search: the
@@ -31,7 +32,8 @@ def _child_optimum(score, F, Cs, i, m):
 
 @pytest.mark.parametrize("lam", [0.1, 1.0, 10.0, 120.0])
 @pytest.mark.parametrize("r", [0.3, 1.1, np.inf])
-def test_child_bounds_never_exceed_the_child_optimum(lam, r):
+@pytest.mark.parametrize("keyed", [False, True])  # ties of a^2 ordered by a key (oracle.children)
+def test_child_bounds_never_exceed_the_child_optimum(lam, r, keyed):
     checked = 0
     for seed in range(5):
         X, y = tied_problem(seed, n=12, p=10, dup=seed % 2 == 0)
@@ -46,7 +48,8 @@ def test_child_bounds_never_exceed_the_child_optimum(lam, r):
             _, alpha = relaxation_bound(score, F, [(C, m)])
             points = [alpha, rng.normal(size=score.n) * rng.uniform(0.01, 2.0), y * rng.uniform(0.1, 1.5)]
             for a_pt in points:
-                Cs, b = child_bounds(X.T @ a_pt, a_pt @ y, a_pt @ a_pt, lam, r, F, C, m)
+                key = rng.normal(size=score.p) if keyed else None
+                Cs, b = child_bounds(X.T @ a_pt, a_pt @ y, a_pt @ a_pt, lam, r, F, C, m, key)
                 assert sorted(Cs.tolist()) == C.tolist() and b.size == C.size - m + 1
                 assert np.all(np.diff(b) >= 0)
                 for i in range(b.size):
