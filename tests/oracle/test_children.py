@@ -5,6 +5,8 @@
 * a tie (values within ``TIE_A2_RTOL``) is ordered by decreasing key, then by position in C, and
   the order does not move when the tied values are perturbed in their last bits (what the
   search needs: the same tree whatever the rounding of ``X^T alpha``);
+* the search's key is the relaxed solution's |beta_j| (the relaxation's indicator), from the
+  relaxation whose dual point orders the children;
 * validity, with a key as without: ``test_child_bounds.py`` (brute force).
 """
 
@@ -58,3 +60,43 @@ def test_a_tie_is_ordered_by_key_and_stays_put_under_rounding():
         assert CH.tie_order(jitter, C, key, CH.TIE_A2_RTOL)[0].tolist() == order.tolist()
     # without the tie rule the order follows the last bits (what this rule is for)
     assert C[np.argsort(-a2, kind="stable")].tolist() == [2, 3, 0, 8, 7, 5]
+
+
+def test_the_search_orders_a_tie_by_the_relaxed_solutions_beta(monkeypatch):
+    """Every children's order of a relaxed search uses, as its tie key, |beta_j| of the primal
+    solution of the relaxation that gave its dual point (zero off its working set), and the
+    search still finds the brute-force optimum."""
+    from dpbench.bench.registry import registry
+    from dpbench.core.oracle.branch_and_bound import BranchAndBound
+    from dpbench.core.oracle.limits import canonical_minimum
+    from dpbench.core.oracle.session import OASession
+    from dpbench.testing.reference import all_supports
+    from helpers.solvers import noise_problem
+
+    score = noise_problem(0, 0.1)
+    warm_of, keys = {}, []
+    relax, dual_children = OASession._relax_node, BranchAndBound._dual_children
+
+    def spy_relax(self, *args, **kw):
+        out = relax(self, *args, **kw)
+        warm_of[id(self._relax_a[0])] = (self._relax_a[0], out[2])  # the alpha kept alive with its warm
+        return out
+
+    def spy_children(self, alpha, F, C, m, key):
+        keys.append((alpha, np.array(key)))
+        return dual_children(self, alpha, F, C, m, key)
+
+    monkeypatch.setattr(OASession, "_relax_node", spy_relax)
+    monkeypatch.setattr(BranchAndBound, "_dual_children", spy_children)
+    sess = registry().solver("highs")(enum_limit=0, leaf_limit=1, pair_leaf_limit=0).session(score, 5)
+    sess.relax_after, sess.relax_bnb, sess.relax_cand = 0, 1000, 0
+    res = sess.solve()
+    S1, _ = canonical_minimum(all_supports(score.p, 5), score(all_supports(score.p, 5)))
+    np.testing.assert_array_equal(np.sort(res.support), S1)
+    assert len(keys) >= 10
+    for alpha, key in keys:
+        _, (W, beta, _mu) = warm_of[id(alpha)]
+        want = np.zeros(score.p)
+        want[W] = np.abs(beta)
+        np.testing.assert_array_equal(key, want)
+    assert any(np.count_nonzero(key) > 5 for _, key in keys)  # a tail: more than s features used

@@ -312,8 +312,13 @@ class BranchAndBound:
                         Cs, child = Cr, child_r  # the order with fewer open children
             if dual is not None:
                 # Children in decreasing a^2 of the node's dual point, bounded in closed form; a tie
-                # (the k-support tail) in decreasing weight of the node's own cut
-                Ca, child_a = self._dual_children(dual[0], F, C, m, cuts[0][1])
+                # (the k-support tail) in decreasing |beta_j| of the relaxed solution, the relaxation's
+                # own indicator z_j (without one, "pg": in decreasing weight of the node's own cut)
+                key = cuts[0][1]
+                if dual[1] is not None:
+                    key = np.zeros(self.score.p)
+                    key[dual[1][0]] = np.abs(dual[1][1])
+                Ca, child_a = self._dual_children(dual[0], F, C, m, key)
                 b_ = bar()
                 if not np.isfinite(b_) or (np.maximum(child_a, lb) < b_).sum() < (np.maximum(child, lb) < b_).sum():
                     Cs, child = Ca, child_a
