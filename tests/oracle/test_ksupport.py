@@ -190,30 +190,3 @@ def test_close_at_stops_at_the_first_round_that_reaches_it():
         got = relaxation_bound(score, fixed, groups, method="prox", close_at=bar, **kw)[0]
         assert bar <= got <= opt + TOL * max(1.0, opt), (bar, got, opt)
 
-
-
-def test_newton_lets_every_violator_of_the_tail_level_in():
-    """From a start with two of its thirty features, the active-set Newton steps reach the
-    working-set optimum (relative duality gap <= tol, a certificate) within the kernels' eight
-    steps (six here), compiled and in numpy: every zero entry above the level the polished tail
-    shares enters at once. Letting in only the entries above the group's need-th largest ``a^2``
-    (at most need - 1 a step) needs about one step per tail member: 30 here, gap 10 after 8."""
-    from dpbench.core.oracle import kernels as K
-    from dpbench.core.oracle.ksupport import _newton
-
-    rng = np.random.default_rng(3)
-    n, w, need = 40, 30, 2
-    X = rng.normal(size=(n, w)) + 0.8 * rng.normal(size=(n, 1))  # correlated: a wide tail
-    y = X[:, :20].sum(axis=1) + rng.normal(size=n)
-    G, c, yy = X.T @ X, X.T @ y, float(y @ y)
-    gi = np.arange(w, dtype=np.int64)
-    beta = np.zeros(w)
-    beta[np.argsort(-np.abs(c))[:need]] = 1e-3
-    tol, steps, lam = 1e-9, 8, 1.0
-    fpos = np.zeros(0, dtype=np.int64)
-    b1, _, g1 = K._newton(G, c, yy, lam, np.inf, 0.0, fpos, np.array([0, w], dtype=np.int64), gi,
-                          np.array([need], dtype=np.int64), beta, tol, steps)
-    b0, _, g0 = _newton(G, c, yy, lam, np.inf, 0.0, fpos, [(gi, need)], beta, tol, steps)
-    assert g1 <= tol and g0 <= tol, (g1, g0)
-    np.testing.assert_allclose(b1, b0, rtol=1e-7, atol=1e-10)
-    assert np.count_nonzero(b1) > steps * (need - 1) + need  # more than need - 1 a step could let in

@@ -356,7 +356,6 @@ def _newton(G, c, yy, lam, r, mu, fpos, gptr, gidx, needs, beta, tol, steps):
     """:func:`dpbench.core.oracle.ksupport._newton`: best (beta, mu, relative gap) of the active-set steps."""
     best_b, best_mu, best_g = beta, mu, np.inf
     b = beta
-    c2max = np.max(c * c) if c.size else 0.0
     for _ in range(steps):
         bp, mu, ok = _polish(G, c, lam, r, mu, fpos, gptr, gidx, needs, b)
         if not ok or not np.all(np.isfinite(bp)):
@@ -385,14 +384,6 @@ def _newton(G, c, yy, lam, r, mu, fpos, gptr, gidx, needs, beta, tol, steps):
             thr = 0.0
             if L > need:
                 thr = np.sort(a2[gi])[L - need]
-                # The tail the polish solved for shares one |a|: every zero entry above it violates
-                # KKT, unless that level is rounding (an exact fit: no entry can gain anything)
-                _h, T, _k = _pattern(b[gi], need)
-                level = np.inf
-                for t in T:
-                    level = min(level, a2[gi[t]])
-                if level > 1e-20 * c2max:
-                    thr = min(thr, level)
             for i in gi:
                 if bp[i] == 0 and a2[i] > thr * (1.0 + 1e-9):  # KKT violator enters
                     nb[i] = 1e-6 * scale * np.sign(a[i])
