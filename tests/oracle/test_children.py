@@ -91,7 +91,8 @@ def test_the_search_orders_a_tie_by_the_relaxed_solutions_beta(monkeypatch):
     sess = registry().solver("highs")(enum_limit=0, leaf_limit=1, pair_leaf_limit=0).session(score, 5)
     sess.relax_after, sess.relax_bnb, sess.relax_cand = 0, 1000, 0
     res = sess.solve()
-    S1, _ = canonical_minimum(all_supports(score.p, 5), score(all_supports(score.p, 5)))
+    S = all_supports(score.p, 5)
+    S1, _ = canonical_minimum(S, score(S))
     np.testing.assert_array_equal(np.sort(res.support), S1)
     assert len(keys) >= 10
     for alpha, key in keys:
