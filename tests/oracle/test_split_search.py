@@ -56,7 +56,7 @@ def splits(monkeypatch):
 
 def test_the_defaults_are_the_documented_ones_and_solver_parameters():
     opts = OracleOptions()
-    assert (opts.split_parts, opts.split_after, opts.workers) == (SPLIT_PARTS, SPLIT_AFTER, SPLIT_PARTS) == (2, 2000, 2)
+    assert (opts.split_parts, opts.split_after, opts.workers) == (SPLIT_PARTS, SPLIT_AFTER, SPLIT_PARTS) == (2, 500, 2)
     highs = registry().solver("highs")
     assert highs.params["split_parts"].default == SPLIT_PARTS and highs.params["split_after"].default == SPLIT_AFTER
     sess = highs(split_parts=3, split_after=7, workers=1).session(make_problem("corr", 0, n=30, p=12, lam=1.0), S_SIZE)

@@ -85,8 +85,13 @@ TAIL_SHARE = 4
 #: SPLIT_PARTS parts, each finished on its own with an equal share of the nodes left
 #: (:mod:`~dpbench.core.oracle.split`), on up to ``workers`` processes. Searches of fewer nodes
 #: (most shipped optima) are unchanged; the fork and the parts' separate caches cost far less
-#: than 2 000 nodes.
-SPLIT_AFTER = 2_000
+#: than 500 nodes. A search's first nodes are its dearest (nearly every one relaxed, over nearly
+#: all features), so the sooner they run on both cores the better where the cores are two real
+#: ones: gravier's optimum (``standardize``, Lambda = 10) took 6.1 s instead of 6.6 s (median of
+#: three, fresh processes, alternating) on an AMD EPYC with two cores, in the same 18 895 nodes;
+#: on session 30's Xeon, whose two vCPUs give 1.3 times one's throughput, 500 and 2 000 tied
+#: (issue 22, session 31; docs/performance.md).
+SPLIT_AFTER = 500
 SPLIT_PARTS = 2
 #: Most parts a split search is dealt into: each part copies the session's caches and the
 #: target, so the count is bounded whatever ``split_parts`` says.
